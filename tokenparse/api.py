@@ -1,0 +1,221 @@
+"""Public API: ``load`` -> :class:`Model` (shared) -> :class:`Parser` (one per response)."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Literal, Sequence
+
+from .assembly import Assembler, make_call_id
+from .channels.base import BoundDialect, DiagnosticLog
+from .errors import Diagnostic, ParserStateError, TokenParseError
+from .messages import ChatMessage, DeltaMessage, Segment
+from .profiles import get_profile
+from .tokenizers.table import TokenTable
+from .toolset import ToolSet
+
+__all__ = ["load", "Model", "Parser"]
+
+
+def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model":
+    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...).
+
+    ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
+    ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
+    :class:`TokenTable`. Without it, the profile's bundled tokenizer is used when a package
+    ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
+    ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
+    """
+    spec = get_profile(profile)
+    if tokenizer is None:
+        if spec.default_table is None:
+            from .errors import TokenizerError
+
+            raise TokenizerError(
+                f"profile {spec.name!r} ships no tokenizer; pass tokenizer=<your engine's tokenizer> "
+                "(a Hugging Face tokenizer, tiktoken.Encoding, or a tokenizer.json path)"
+            )
+        table = spec.default_table()
+    else:
+        from .tokenizers import load_table
+
+        table = load_table(tokenizer)
+    dialect = spec.dialect(**dialect_options)
+    return Model(spec.name, table, dialect.bind(table))
+
+
+class Model:
+    """A tokenizer's tables bound to a dialect. Immutable; share it across requests and threads."""
+
+    __slots__ = ("name", "table", "dialect")
+
+    def __init__(self, name: str, table: TokenTable, dialect: BoundDialect) -> None:
+        self.name = name
+        self.table = table
+        self.dialect = dialect
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, {self.table!r})"
+
+    def parser(
+        self,
+        tools: Iterable[Any] | None = None,
+        tool_choice: Any = "auto",
+        prompt_token_ids: Sequence[int] | None = None,
+        *,
+        strict: bool = False,
+        id_factory: Any = make_call_id,
+    ) -> "Parser":
+        """A new parser for one response. Never share a parser between responses."""
+        return Parser(self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory)
+
+    def parse(
+        self,
+        token_ids: Sequence[int],
+        tools: Iterable[Any] | None = None,
+        tool_choice: Any = "auto",
+        prompt_token_ids: Sequence[int] | None = None,
+        *,
+        strict: bool = False,
+        finish_reason: Literal["stop", "length"] = "stop",
+    ) -> ChatMessage:
+        """Non-streaming parse: exactly ``feed(all)`` + ``finish()`` + ``result()``."""
+        parser = self.parser(tools, tool_choice, prompt_token_ids, strict=strict)
+        parser.feed(token_ids)
+        parser.finish(finish_reason)
+        return parser.result()
+
+    def segments(
+        self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
+    ) -> list[Segment]:
+        """The lower layer: one :class:`Segment` per message (Harmony) or block (tag dialects)."""
+        ids = _as_id_list(token_ids)
+        collector = SegmentCollector(ids)
+        decoder = self.dialect.decoder(collector, DiagnosticLog(strict), prompt_token_ids)
+        decoder.feed(ids)
+        decoder.finish()
+        return collector.segments
+
+
+class SegmentCollector:
+    """A ``SegmentSink`` that records whole segments (used by ``Model.segments``)."""
+
+    def __init__(self, token_ids: list[int]) -> None:
+        self._ids = token_ids
+        self.segments: list[Segment] = []
+        self._text: list[str] = []
+        self._current: Segment | None = None
+        self._start = 0
+
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        if self._current is not None:  # a decoder never does this; be safe for custom ones
+            self.close("unclosed", pos)
+        self._current = Segment(channel, recipient, content_type)
+        self._start = pos
+        self._text = []
+
+    def text(self, text: str) -> None:
+        self._text.append(text)
+
+    def marker(self, role: str, pos: int) -> None:
+        pass
+
+    def close(self, end: str, pos: int) -> None:
+        segment = self._current
+        if segment is None:
+            return
+        segment.text = "".join(self._text)
+        segment.token_ids = self._ids[self._start : pos]
+        segment.end = end
+        self.segments.append(segment)
+        self._current = None
+
+
+_OPEN, _FINISHED, _ERROR = "OPEN", "FINISHED", "ERROR"
+
+
+class Parser:
+    """Streaming parser for one response.
+
+    States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
+    final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        tools: Iterable[Any] | None,
+        tool_choice: Any,
+        prompt_token_ids: Sequence[int] | None,
+        *,
+        strict: bool,
+        id_factory: Any = make_call_id,
+    ) -> None:
+        self.model = model
+        self._log = DiagnosticLog(strict)
+        self.tools = ToolSet(tools, tool_choice)
+        self._assembler = Assembler(self.tools, self._log, id_factory=id_factory)
+        router = model.dialect.router(self._assembler, self._log, self.tools)
+        self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        self.state = _OPEN
+        self._finish_reason: str | None = None
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """Problems recovered from so far (lenient mode), in the order they were found."""
+        return list(self._log.items)
+
+    @property
+    def strict(self) -> bool:
+        return self._log.strict
+
+    def feed(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
+        """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
+        if self.state is not _OPEN:
+            raise ParserStateError(f"feed() on a parser in state {self.state}")
+        ids = _as_id_list(token_ids)
+        try:
+            self._decoder.feed(ids)
+        except TokenParseError:
+            self.state = _ERROR
+            raise
+        return self._assembler.take(ids)
+
+    def finish(self, reason: Literal["stop", "length"] = "stop") -> list[DeltaMessage]:
+        """End of stream: flush held-back text, close open calls; return the last deltas.
+
+        ``reason`` is why the engine stopped: ``"length"`` when it hit the token limit.
+        The complete message's ``finish_reason`` becomes ``"tool_calls"`` when a call was
+        emitted and the stream stopped normally.
+        """
+        if self.state is not _OPEN:
+            raise ParserStateError(f"finish() on a parser in state {self.state}")
+        if reason not in ("stop", "length"):
+            raise ValueError(f"finish reason must be 'stop' or 'length', got {reason!r}")
+        try:
+            self._decoder.finish()
+            self._assembler.finish()
+        except TokenParseError:
+            self.state = _ERROR
+            raise
+        self.state = _FINISHED
+        self._finish_reason = reason
+        deltas = self._assembler.take(())
+        leftover = self._assembler.take_remaining_ids()
+        if leftover:
+            deltas.append(DeltaMessage(token_ids=leftover))
+        return deltas
+
+    def result(self) -> ChatMessage:
+        """The complete message so far (final once ``finish`` has been called)."""
+        return self._assembler.message(self._finish_reason)
+
+
+def _as_id_list(token_ids: Any) -> list[int]:
+    if isinstance(token_ids, list):
+        return token_ids
+    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__len__"):
+        if isinstance(token_ids, int):
+            raise TypeError("feed() takes a sequence of token IDs, not a single int; wrap it: feed([token_id])")
+        raise TypeError(f"token IDs must be a sequence of ints, got {type(token_ids).__name__}")
+    tolist = getattr(token_ids, "tolist", None)  # numpy / torch arrays
+    if tolist is not None:
+        return tolist()
+    return list(token_ids)

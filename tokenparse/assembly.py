@@ -1,0 +1,248 @@
+"""Assembly: message calls -> ``DeltaMessage`` lists per feed, and the complete message.
+
+The :class:`Assembler` is the one owner of everything the client will see. Streaming deltas
+and the complete :class:`ChatMessage` are built from the same calls, so they cannot drift:
+the complete message is, by construction, the concatenation of the deltas.
+
+Within one feed the deltas keep the model's channel order: each *run* of calls of one kind
+(content, reasoning, function calls, built-in calls) becomes one ``DeltaMessage``.
+"""
+from __future__ import annotations
+
+import secrets
+from typing import Callable, Sequence
+
+from .channels.base import DiagnosticLog
+from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
+from .toolset import ToolSet
+
+__all__ = ["Assembler", "make_call_id"]
+
+_CONTENT, _REASONING, _TOOLS, _BUILTIN = 1, 2, 3, 4
+
+
+def make_call_id() -> str:
+    """``call_`` + 24 random hex digits, the shape OpenAI-compatible clients expect."""
+    return "call_" + secrets.token_hex(12)
+
+
+class _Call:
+    __slots__ = ("index", "id", "name", "args", "builtin", "recipient")
+
+    def __init__(self, index: int, call_id: str, name: str, builtin: bool, recipient: str | None) -> None:
+        self.index = index
+        self.id = call_id
+        self.name = name
+        self.args: list[str] = []
+        self.builtin = builtin
+        self.recipient = recipient
+
+
+class Assembler:
+    """A ``MessageSink`` that groups calls into deltas and keeps the complete message.
+
+    Tool-call contract: a call's first delta carries ``index``, ``id``, ``type`` and the full
+    name; argument fragments follow in order; calls to names the request did not offer are
+    dropped (their name and arguments go to a diagnostic); accepted calls get contiguous
+    indices from 0; a call whose arguments are empty gets ``{}`` once, at its end.
+    """
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        log: DiagnosticLog,
+        *,
+        id_factory: Callable[[], str] = make_call_id,
+    ) -> None:
+        self._tools = tools
+        self._log = log
+        self._new_id = id_factory
+        # complete message
+        self._content: list[str] = []
+        self._reasoning: list[str] = []
+        self._calls: list[_Call] = []
+        self._builtin_calls: list[_Call] = []
+        self._reasoning_tokens = 0
+        # the call being written: accepted (_call) or dropped (_dropped holds its text)
+        self._call: _Call | None = None
+        self._dropped: list[str] | None = None
+        self._dropped_pos: int | None = None
+        # current feed: runs of (kind, payload); text runs hold str lists, tool runs hold
+        # [call, first?, args list] entries
+        self._runs: list[tuple[int, list]] = []
+        self._run_kind = 0
+        self._run: list = []
+        self._pending_ids: list[int] = []
+        self.consumed_tokens = 0
+
+    # -- MessageSink -----------------------------------------------------------------------
+
+    def content(self, text: str) -> None:
+        if not text:
+            return
+        self._content.append(text)
+        if self._run_kind != _CONTENT:
+            self._new_run(_CONTENT)
+        self._run.append(text)
+
+    def reasoning(self, text: str) -> None:
+        if not text:
+            return
+        self._reasoning.append(text)
+        if self._run_kind != _REASONING:
+            self._new_run(_REASONING)
+        self._run.append(text)
+
+    def tool_begin(
+        self,
+        name: str,
+        *,
+        call_id: str | None = None,
+        builtin: bool = False,
+        recipient: str | None = None,
+        pos: int | None = None,
+    ) -> None:
+        if self._call is not None or self._dropped is not None:
+            self.tool_end(pos)
+        if builtin:
+            call = _Call(len(self._builtin_calls), call_id or self._new_id(), name, True, recipient)
+            self._builtin_calls.append(call)
+        elif not self._tools.allows(name):
+            self._dropped = [name]
+            self._dropped_pos = pos
+            return
+        else:
+            call = _Call(len(self._calls), call_id or self._new_id(), name, False, recipient)
+            self._calls.append(call)
+        self._call = call
+        self._emit_call_part(call, None, first=True)
+
+    def tool_args(self, text: str) -> None:
+        if not text:
+            return
+        call = self._call
+        if call is not None:
+            call.args.append(text)
+            self._emit_call_part(call, text, first=False)
+        elif self._dropped is not None:
+            self._dropped.append(text)
+        else:
+            # arguments with no open call: a grammar bug or a broken stream; keep the text
+            self._log.report("orphan_arguments", "tool arguments outside any call", None, text=text)
+
+    def tool_end(self, pos: int | None = None) -> None:
+        call = self._call
+        if call is not None:
+            if not "".join(call.args).strip():
+                call.args.append("{}")
+                self._emit_call_part(call, "{}", first=False)
+            self._call = None
+        elif self._dropped is not None:
+            name, args = self._dropped[0], "".join(self._dropped[1:])
+            self._dropped = None
+            self._log.report(
+                "unknown_tool",
+                f"call to {name!r}, which the request did not offer, was not emitted",
+                self._dropped_pos if self._dropped_pos is not None else pos,
+                text=name + args,
+            )
+
+    def reasoning_tokens(self, count: int) -> None:
+        self._reasoning_tokens += count
+
+    # -- runs ------------------------------------------------------------------------------
+
+    def _new_run(self, kind: int) -> None:
+        if self._run_kind:
+            self._runs.append((self._run_kind, self._run))
+        self._run_kind = kind
+        self._run = []
+
+    def _emit_call_part(self, call: _Call, text: str | None, *, first: bool) -> None:
+        kind = _BUILTIN if call.builtin else _TOOLS
+        if self._run_kind != kind:
+            self._new_run(kind)
+        run = self._run
+        if not first and run and run[-1][0] is call:
+            run[-1][2].append(text)  # merge consecutive fragments of one call
+        else:
+            run.append([call, first, [] if text is None else [text]])
+
+    def take(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
+        """The deltas of the calls since the last ``take``; ``token_ids`` go on the last one."""
+        if self._run_kind:
+            self._runs.append((self._run_kind, self._run))
+            self._run_kind = 0
+            self._run = []
+        self.consumed_tokens += len(token_ids)
+        if not self._runs:
+            if token_ids:
+                self._pending_ids.extend(token_ids)
+            return []
+        deltas: list[DeltaMessage] = []
+        for kind, run in self._runs:
+            if kind == _CONTENT:
+                deltas.append(DeltaMessage(content="".join(run)))
+            elif kind == _REASONING:
+                deltas.append(DeltaMessage(reasoning="".join(run)))
+            else:
+                parts = [_delta_call(call, first, args) for call, first, args in run]
+                if kind == _TOOLS:
+                    deltas.append(DeltaMessage(tool_calls=parts))
+                else:
+                    deltas.append(DeltaMessage(builtin_tool_calls=parts))
+        self._runs = []
+        if self._pending_ids:
+            self._pending_ids.extend(token_ids)
+            deltas[-1].token_ids = self._pending_ids
+            self._pending_ids = []
+        else:
+            deltas[-1].token_ids = list(token_ids)
+        return deltas
+
+    def take_remaining_ids(self) -> list[int]:
+        """IDs fed since the last delta that carried IDs (for the end of the stream)."""
+        ids, self._pending_ids = self._pending_ids, []
+        return ids
+
+    # -- complete message ------------------------------------------------------------------
+
+    def finish(self) -> None:
+        if self._call is not None or self._dropped is not None:
+            self.tool_end(None)
+
+    def message(self, finish_reason: str | None) -> ChatMessage:
+        calls = [
+            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments="".join(c.args))) for c in self._calls
+        ]
+        builtin = [
+            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments="".join(c.args)))
+            for c in self._builtin_calls
+        ]
+        if finish_reason == "stop" and calls:
+            finish_reason = "tool_calls"
+        return ChatMessage(
+            content="".join(self._content) if self._content else None,
+            reasoning="".join(self._reasoning) if self._reasoning else None,
+            tool_calls=calls,
+            builtin_tool_calls=builtin,
+            finish_reason=finish_reason,  # type: ignore[arg-type]
+            reasoning_tokens=self._reasoning_tokens,
+            completion_tokens=self.consumed_tokens,
+        )
+
+    @property
+    def emitted_tool_calls(self) -> int:
+        return len(self._calls)
+
+
+def _delta_call(call: _Call, first: bool, args: list[str]) -> DeltaToolCall:
+    arguments = "".join(args) if args else None
+    if first:
+        return DeltaToolCall(
+            index=call.index,
+            id=call.id,
+            type="function",
+            function=DeltaFunctionCall(name=call.name, arguments=arguments if arguments is not None else ""),
+        )
+    return DeltaToolCall(index=call.index, function=DeltaFunctionCall(arguments=arguments))

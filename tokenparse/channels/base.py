@@ -1,0 +1,129 @@
+"""The contracts between layers.
+
+A *channel decoder* turns token IDs into segment calls on a :class:`SegmentSink`; a
+*router* (one per dialect) is a ``SegmentSink`` that turns segments into message calls on a
+:class:`MessageSink`; the assembler is the ``MessageSink`` that builds ``DeltaMessage``
+lists and the complete message. Calls instead of event objects keep the per-token path free
+of allocation: a decoder that sees one ordinary token makes exactly one ``text`` call.
+
+Positions are absolute token indices into the IDs fed to one decoder (0-based).
+"""
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+from ..errors import Diagnostic, TokenParseError
+
+__all__ = ["SegmentSink", "MessageSink", "ChannelDecoder", "DiagnosticLog"]
+
+
+class SegmentSink(Protocol):
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        """A segment starts; ``pos`` is the index of its first (header or tag) token."""
+
+    def text(self, text: str) -> None:
+        """Decoded text of the open segment; never a partial UTF-8 character."""
+
+    def marker(self, role: str, pos: int) -> None:
+        """A structural special token inside the open segment (e.g. DeepSeek ``tool_sep``)."""
+
+    def close(self, end: str, pos: int) -> None:
+        """The open segment ends; ``pos`` is one past its last token."""
+
+
+class MessageSink(Protocol):
+    def content(self, text: str) -> None: ...
+
+    def reasoning(self, text: str) -> None: ...
+
+    def tool_begin(
+        self,
+        name: str,
+        *,
+        call_id: str | None = None,
+        builtin: bool = False,
+        recipient: str | None = None,
+        pos: int | None = None,
+    ) -> None:
+        """A tool call starts. The full name is known; arguments follow via ``tool_args``."""
+
+    def tool_args(self, text: str) -> None:
+        """Argument text (JSON) of the open call, in order, as soon as stable."""
+
+    def tool_end(self, pos: int | None = None) -> None: ...
+
+    def reasoning_tokens(self, count: int) -> None:
+        """Tokens that belonged to reasoning (tags, tool payloads inside reasoning included)."""
+
+
+class ChannelDecoder(Protocol):
+    def feed(self, token_ids: Sequence[int]) -> None: ...
+
+    def finish(self) -> None: ...
+
+
+class DiagnosticLog:
+    """Collects diagnostics; in strict mode turns the first one into a typed error.
+
+    One log is shared by every layer of one parser so that ``parser.diagnostics`` lists
+    problems in the order they were found.
+    """
+
+    __slots__ = ("strict", "items")
+
+    def __init__(self, strict: bool = False) -> None:
+        self.strict = strict
+        self.items: list[Diagnostic] = []
+
+    def report(self, code: str, message: str, position: int | None = None, text: str | None = None) -> None:
+        diagnostic = Diagnostic(code, message, position, text)
+        if self.strict:
+            raise diagnostic.to_error()
+        self.items.append(diagnostic)
+
+    def raise_or_record(self, error: TokenParseError, text: str | None = None) -> None:
+        if self.strict:
+            raise error
+        self.items.append(Diagnostic(error.code, error.message, error.position, text))
+
+
+class PayloadGrammar(Protocol):
+    """Reads the inside of one tool block and drives a :class:`MessageSink`.
+
+    Built per tool block (or per tool section) by a dialect as
+    ``grammar_cls(out, log, tools)``; receives the decoded text between the block's open
+    and close tags (tags excluded) plus structural markers, and calls ``tool_begin`` /
+    ``tool_args`` / ``tool_end`` on ``out``. ``close(pos, at_eos)`` ends the block:
+    ``at_eos`` is true when the stream ended inside it (close what can be closed, invent
+    nothing).
+    """
+
+    def text(self, text: str) -> None: ...
+
+    def marker(self, role: str, pos: int) -> None: ...
+
+    def close(self, pos: int, at_eos: bool) -> None: ...
+
+
+class BoundDialect(Protocol):
+    """A dialect resolved against one tokenizer (literals -> IDs). Immutable, shareable."""
+
+    name: str
+
+    def decoder(
+        self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None
+    ) -> ChannelDecoder: ...
+
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: "ToolSet") -> SegmentSink: ...
+
+
+class Dialect(Protocol):
+    name: str
+
+    def bind(self, table: "TokenTable") -> BoundDialect:
+        """Resolve literals to IDs; raise ``TokenizerError`` naming any literal the table lacks."""
+
+
+if False:  # pragma: no cover - typing only, avoids an import cycle
+    from ..tokenizers.table import TokenTable
+    from ..toolset import ToolSet

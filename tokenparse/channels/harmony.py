@@ -1,0 +1,582 @@
+"""Harmony (gpt-oss) channel decoder: token IDs -> segments, one per message.
+
+A message is ``<|start|>{role}[ to=R]<|channel|>{channel}[ to=R][ <|constrain|>T| T]<|message|>
+{content}<|end|>|<|call|>|<|return|>``. The structural tokens are matched by ID, so a model
+that *writes* ``<|call|>`` as ordinary text produces text, never a tool call.
+
+States (``HarmonyDecoder.state``):
+
+``HEADER``
+    Collecting header bytes in three parts: before ``<|channel|>`` (role, maybe ``to=``),
+    after it (channel, maybe ``to=`` and a content type) and after ``<|constrain|>``. A
+    completion starts here by default: the prompt ends with ``<|start|>assistant``.
+``CONTENT``
+    Inside a message body; ordinary tokens are decoded and passed on at once.
+``BETWEEN``
+    After ``<|end|>``/``<|call|>``/``<|return|>``, waiting for ``<|start|>``. Ordinary text
+    here is held (bounded) because it is usually a role word whose ``<|start|>`` is missing.
+
+Recovery (lenient mode; each records a diagnostic, ``strict=True`` raises instead):
+missing ``<|start|>`` (a ``<|channel|>`` or text after a message end starts a header),
+missing ``<|end|>`` (``<|start|>``/``<|channel|>`` inside a body closes it), missing
+``<|message|>`` (a terminator, the header cap or the end of stream inside a header parses
+what it can and the rest becomes the body), duplicated header words and ``to=``,
+``to= name``, recipients carrying trailing markup, ``<|constrain|>json`` without a
+recipient (it is a content type, never the recipient), text after ``<|return|>``, stray
+special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in the text).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..errors import TokenizerError
+from ..tokenizers.table import TokenTable, Utf8Stream
+from .base import DiagnosticLog, MessageSink, SegmentSink
+
+__all__ = ["HarmonyDialect", "BoundHarmony", "HarmonyDecoder", "HarmonyRouter", "HEADER", "CONTENT", "BETWEEN"]
+
+HEADER, CONTENT, BETWEEN = "HEADER", "CONTENT", "BETWEEN"
+
+#: words a header may carry after the channel that name the body's format
+_CONTENT_TYPES = frozenset({"json", "code", "text", "markdown", "md", "python", "html", "yaml", "xml", "csv"})
+_ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
+#: characters a recipient is made of; anything after them is markup the model leaked
+_RECIPIENT = re.compile(r"[A-Za-z0-9_.:/\-]+")
+#: tool namespaces that are not functions the client declared
+_BUILTIN_PREFIXES = ("browser.", "container.")
+_BUILTIN_NAMES = frozenset({"python", "browser", "container"})
+
+
+@dataclass(frozen=True)
+class HarmonyTokens:
+    start: int
+    end: int
+    message: int
+    channel: int
+    constrain: int
+    return_: int
+    call: int
+
+    @classmethod
+    def resolve(cls, table: TokenTable) -> "HarmonyTokens":
+        wanted = {
+            "start": "<|start|>",
+            "end": "<|end|>",
+            "message": "<|message|>",
+            "channel": "<|channel|>",
+            "constrain": "<|constrain|>",
+            "return_": "<|return|>",
+            "call": "<|call|>",
+        }
+        found: dict[str, int] = {}
+        missing = []
+        for field, literal in wanted.items():
+            token_id = table.id_of(literal)
+            if token_id is None:
+                missing.append(literal)
+            else:
+                found[field] = token_id
+        if missing:
+            raise TokenizerError(
+                f"tokenizer {table.name or table!r} lacks the Harmony special tokens {', '.join(missing)}; "
+                "gpt-oss needs the o200k_harmony encoding"
+            )
+        return cls(**found)
+
+
+class HarmonyDecoder:
+    """Channel decoder for Harmony; drives a :class:`SegmentSink`. One per response."""
+
+    def __init__(
+        self,
+        table: TokenTable,
+        tokens: HarmonyTokens,
+        sink: SegmentSink,
+        log: DiagnosticLog,
+        *,
+        start_in_header: bool = True,
+        max_header_tokens: int = 128,
+    ) -> None:
+        self._pieces = table.pieces
+        self._table = table
+        self._t = tokens
+        self._sink = sink
+        self._log = log
+        self._utf8 = Utf8Stream()
+        self._max_header_tokens = max_header_tokens
+        # every ID that is not plain text: structural tokens, control tokens, reserved ones
+        self._non_text = frozenset(
+            {tokens.start, tokens.end, tokens.message, tokens.channel, tokens.constrain, tokens.return_, tokens.call}
+            | set(table.control_ids)
+            | {i for i in table.literals if table.pieces[i] is None}
+        )
+        self.pos = 0
+        self.state = HEADER if start_in_header else BETWEEN
+        self._returned = False
+        # header accumulation: bytes per part (0 before <|channel|>, 1 after it, 2 after <|constrain|>)
+        self._hdr_parts: list[list[bytes]] = [[], [], []]
+        self._hdr_part = 0
+        self._hdr_tokens = 0
+        self._hdr_start = 0
+        self._hdr_explicit = start_in_header  # a header the protocol opened (vs. stray text)
+
+    # -- feeding ---------------------------------------------------------------------------
+
+    def feed(self, token_ids: Sequence[int]) -> None:
+        n = len(token_ids)
+        if not n:
+            return
+        # Fast path: a body continues with ordinary tokens only. One C-level disjointness
+        # test, one bytes join, one incremental decode for the whole engine step.
+        if self.state is CONTENT and self._non_text.isdisjoint(token_ids):
+            try:
+                if n == 1:
+                    token_id = token_ids[0]
+                    if type(token_id) is int and token_id >= 0:
+                        data = self._pieces[token_id]
+                    else:
+                        data = None
+                elif {*map(type, token_ids)} == {int} and min(token_ids) >= 0:
+                    data = b"".join(map(self._pieces.__getitem__, token_ids))
+                else:
+                    data = None
+            except (IndexError, TypeError):  # past the vocabulary, or an unassigned (None) piece
+                data = None
+            if data is not None:
+                self.pos += n
+                text = self._utf8.decode(data)
+                if text:
+                    self._sink.text(text)
+                return
+        self._feed_slow(token_ids)
+
+    def _feed_slow(self, token_ids: Sequence[int]) -> None:
+        pieces = self._pieces
+        non_text = self._non_text
+        run: list[bytes] = []  # ordinary bytes since the last structural token
+        run_start = self.pos
+        for token_id in token_ids:
+            if type(token_id) is int and token_id >= 0 and token_id not in non_text:
+                try:
+                    piece = pieces[token_id]
+                except IndexError:
+                    piece = None
+                if piece is not None:
+                    if not run:
+                        run_start = self.pos
+                    run.append(piece)
+                    self.pos += 1
+                    continue
+            if run:
+                self._ordinary(b"".join(run), run_start, len(run))
+                run = []
+            self._special_or_invalid(token_id)
+            self.pos += 1
+        if run:
+            self._ordinary(b"".join(run), run_start, len(run))
+
+    def _ordinary(self, data: bytes, start: int, count: int) -> None:
+        """``count`` ordinary tokens starting at position ``start``, as bytes."""
+        if self.state is CONTENT:
+            text = self._utf8.decode(data)
+            if text:
+                self._sink.text(text)
+            return
+        if self.state is BETWEEN:
+            if self._returned:
+                self._log.report("text_after_return", "model text after <|return|>", start)
+                self._returned = False
+            self._begin_header(start, explicit=False)
+        self._hdr_parts[self._hdr_part].append(data)
+        self._hdr_tokens += count
+        if self._hdr_tokens > self._max_header_tokens:
+            self._header_overflow()
+
+    def _special_or_invalid(self, token_id: object) -> None:
+        t = self._t
+        if token_id == t.message and type(token_id) is int:
+            self._on_message()
+        elif token_id in (t.end, t.call, t.return_) and type(token_id) is int:
+            self._on_terminator(token_id)
+        elif token_id == t.start and type(token_id) is int:
+            self._on_start()
+        elif token_id == t.channel and type(token_id) is int:
+            self._on_channel()
+        elif token_id == t.constrain and type(token_id) is int:
+            self._on_constrain()
+        elif type(token_id) is int and token_id in self._table.control_ids:
+            pass  # <|endoftext|> and the like decode to nothing
+        else:
+            self._on_invalid_or_stray(token_id)
+
+    # -- structural tokens -----------------------------------------------------------------
+
+    def _on_start(self) -> None:
+        if self.state is CONTENT:
+            self._log.report("missing_end", "<|start|> inside a message body; closing the message", self.pos)
+            self._close("missing_end", self.pos)
+        elif self.state is HEADER and self._header_has_text():
+            self._log.report(
+                "header_discarded", "<|start|> inside a header; the unfinished header is discarded", self.pos,
+                text=self._header_text(),
+            )
+        self._returned = False
+        self._begin_header(self.pos, explicit=True)
+
+    def _on_channel(self) -> None:
+        if self.state is CONTENT:
+            self._log.report("missing_end", "<|channel|> inside a message body; starting a new message", self.pos)
+            self._close("missing_end", self.pos)
+            self._begin_header(self.pos, explicit=True)
+        elif self.state is BETWEEN:
+            self._log.report("missing_start", "<|channel|> without <|start|>assistant", self.pos)
+            self._begin_header(self.pos, explicit=True)
+        elif self._hdr_part >= 1:
+            self._log.report("duplicate_channel", "second <|channel|> in one header", self.pos)
+            self._hdr_parts[1].append(b" ")
+            self._hdr_part = 1
+            return
+        if self.state is HEADER and not self._hdr_explicit:
+            # text held after a message end turned out to be a header after all
+            self._log.report("missing_start", "header without <|start|>", self.pos)
+            self._hdr_explicit = True
+        self._hdr_part = 1
+        self._returned = False
+
+    def _on_constrain(self) -> None:
+        if self.state is HEADER:
+            if self._hdr_part == 2:
+                self._hdr_parts[2].append(b" ")
+            self._hdr_part = 2
+            return
+        self._log.report("stray_constrain", "<|constrain|> outside a header", self.pos, text="<|constrain|>")
+
+    def _on_message(self) -> None:
+        if self.state is CONTENT:
+            self._log.report("stray_message", "<|message|> inside a message body", self.pos, text="<|message|>")
+            return
+        if self.state is BETWEEN:
+            self._log.report("missing_header", "<|message|> without a header", self.pos)
+            self._begin_header(self.pos, explicit=True)
+        channel, recipient, content_type, _ = self._parse_header(complete=True)
+        self._open(channel, recipient, content_type)
+
+    def _on_terminator(self, token_id: int) -> None:
+        end = "end" if token_id == self._t.end else "call" if token_id == self._t.call else "return"
+        if self.state is HEADER:
+            if self._header_has_text():
+                self._log.report("missing_message", f"<|{end}|> inside a header (no <|message|>)", self.pos)
+                self._open_incomplete_header()
+            else:
+                self._log.report("empty_message", f"<|{end}|> right after a message start", self.pos)
+                self.state = BETWEEN
+                self._returned = end == "return"
+                return
+        if self.state is CONTENT:
+            self._close(end, self.pos + 1)
+        else:
+            self._log.report("stray_end", f"<|{end}|> outside a message", self.pos, text=f"<|{end}|>")
+        self._returned = end == "return"
+
+    def _on_invalid_or_stray(self, token_id: object) -> None:
+        literal = self._table.literals.get(token_id) if type(token_id) is int else None  # type: ignore[arg-type]
+        if literal is not None:
+            # a reserved or unrelated special token: keep its literal in the diagnostic
+            self._log.report("stray_special", f"unexpected special token {literal}", self.pos, text=literal)
+            return
+        try:
+            self._table.piece(token_id, self.pos)  # type: ignore[arg-type]
+        except Exception as error:  # InvalidTokenError: raise in strict mode, else U+FFFD
+            from ..errors import InvalidTokenError
+
+            if not isinstance(error, InvalidTokenError):
+                raise
+            self._log.raise_or_record(error)
+            self._ordinary(b"\xef\xbf\xbd", self.pos, 1)
+            return
+        # an int-like object (numpy integer, IntEnum): decode it like the int it stands for
+        self._feed_slow([int(token_id)])  # type: ignore[call-overload]
+        self.pos -= 1  # _feed_slow advanced pos for the same token
+
+    # -- segment bookkeeping ---------------------------------------------------------------
+
+    def _begin_header(self, pos: int, *, explicit: bool) -> None:
+        self.state = HEADER
+        self._hdr_parts = [[], [], []]
+        self._hdr_part = 0
+        self._hdr_tokens = 0
+        self._hdr_start = pos
+        self._hdr_explicit = explicit
+
+    def _open(self, channel: str | None, recipient: str | None, content_type: str | None) -> None:
+        self._sink.open(channel, recipient, content_type, self._hdr_start)
+        self.state = CONTENT
+        self._utf8 = Utf8Stream()
+
+    def _close(self, end: str, pos: int) -> None:
+        tail = self._utf8.flush()
+        if tail:
+            self._sink.text(tail)
+        self._sink.close(end, pos)
+        self.state = BETWEEN
+
+    def _header_has_text(self) -> bool:
+        return any(b"".join(part).strip() for part in self._hdr_parts) or self._hdr_part > 0
+
+    def _header_text(self) -> str:
+        role, channel, constrain = (b"".join(p).decode("utf-8", "replace") for p in self._hdr_parts)
+        text = role
+        if self._hdr_part >= 1:
+            text += "<|channel|>" + channel
+        if self._hdr_part >= 2:
+            text += "<|constrain|>" + constrain
+        return text
+
+    def _header_overflow(self) -> None:
+        """Header cap reached without <|message|>: what follows the header words is body text."""
+        if not self._hdr_explicit:
+            self._log.report("text_outside_message", "model text outside any message", self._hdr_start)
+            self._sink.open(None, None, None, self._hdr_start)
+            self.state = CONTENT
+            self._utf8 = Utf8Stream()
+            text = self._utf8.decode(b"".join(self._hdr_parts[0]))
+            if text:
+                self._sink.text(text)
+            return
+        self._log.report(
+            "missing_message", f"header longer than {self._max_header_tokens} tokens without <|message|>", self.pos
+        )
+        self._open_incomplete_header()
+
+    def _open_incomplete_header(self) -> None:
+        if not self._hdr_explicit and self._hdr_part == 0:
+            self._log.report("text_outside_message", "model text outside any message", self._hdr_start)
+            channel, recipient, content_type = None, None, None
+            rest = b"".join(self._hdr_parts[0]).decode("utf-8", "replace")
+        else:
+            channel, recipient, content_type, rest = self._parse_header(complete=False)
+        self._open(channel, recipient, content_type)
+        if rest:
+            self._sink.text(rest)
+
+    # -- header grammar --------------------------------------------------------------------
+
+    def _parse_header(self, complete: bool) -> tuple[str | None, str | None, str | None, str]:
+        """Channel, recipient, content type and (for an incomplete header) the body text.
+
+        ``complete`` is true when ``<|message|>`` ended the header: then every word is a header
+        word. Otherwise the first word that cannot be a header word starts the body.
+        """
+        role_text, channel_text, constrain_text = (b"".join(p).decode("utf-8", "replace") for p in self._hdr_parts)
+        channel: str | None = None
+        recipient: str | None = None
+        content_type: str | None = None
+        stray: list[str] = []
+        body = ""
+
+        def take_recipient(value: str) -> None:
+            nonlocal recipient
+            match = _RECIPIENT.match(value)
+            clean = match.group(0) if match else ""
+            if clean != value:
+                self._log.report(
+                    "recipient_markup", f"recipient {value!r} carries trailing markup; using {clean!r}", self.pos,
+                    text=value[len(clean):],
+                )
+            if not clean:
+                return
+            if recipient is None:
+                recipient = clean
+            elif recipient != clean:
+                self._log.report("duplicate_recipient", f"second recipient {clean!r} ignored", self.pos, text=clean)
+
+        def header_words(text: str, *, allow_body: bool, first_is_channel: bool) -> str:
+            """Consume header words of one part; return the body text that follows, if any."""
+            nonlocal channel, content_type
+            words = list(re.finditer(r"\S+", text))
+            i = 0
+            if first_is_channel and words:
+                word = words[0].group(0)
+                # the channel name ends at whitespace or '<' (markup written as text)
+                name_end = re.match(r"[^\s<]*", word).end()  # type: ignore[union-attr]
+                channel = word[:name_end] or None
+                if name_end < len(word):
+                    rest = word[name_end:]
+                    if rest.startswith("to="):
+                        take_recipient(rest[3:])
+                    else:
+                        stray.append(rest)
+                i = 1
+            while i < len(words):
+                word = words[i].group(0)
+                if word.startswith("to="):
+                    target = word[3:]
+                    if not target and i + 1 < len(words):  # "to= name"
+                        i += 1
+                        target = words[i].group(0)
+                        self._log.report("recipient_space", "space after 'to='", self.pos)
+                    take_recipient(target)
+                elif word in _ROLES and not first_is_channel and i == 0:
+                    pass  # the role word after <|start|>
+                elif word == channel or (channel is None and word in ("analysis", "commentary", "final")):
+                    if channel is None:
+                        channel = word
+                    else:
+                        self._log.report("duplicate_channel", f"channel word {word!r} repeated", self.pos)
+                elif content_type is None and (complete or word in _CONTENT_TYPES) and len(word) <= 32:
+                    content_type = word
+                elif allow_body:
+                    return text[words[i].start():]
+                else:
+                    stray.append(word)
+                i += 1
+            return ""
+
+        body = header_words(role_text, allow_body=not complete and self._hdr_part == 0, first_is_channel=False)
+        if self._hdr_part >= 1:
+            body = header_words(channel_text, allow_body=not complete and self._hdr_part == 1, first_is_channel=True)
+        if self._hdr_part >= 2:
+            words = constrain_text.split()
+            if words:
+                content_type = "<|constrain|>" + words[0]
+                rest = constrain_text[constrain_text.find(words[0]) + len(words[0]):]
+                if complete:
+                    for word in rest.split():
+                        if word.startswith("to="):
+                            take_recipient(word[3:])
+                        else:
+                            stray.append(word)
+                else:
+                    body = rest.lstrip()
+        if stray:
+            self._log.report("stray_header_words", f"unexpected header words {stray!r}", self.pos, text=" ".join(stray))
+        return channel, recipient, content_type, body
+
+    # -- end of stream ---------------------------------------------------------------------
+
+    def finish(self) -> None:
+        if self.state is CONTENT:
+            self._close("eos", self.pos)
+        elif self.state is HEADER and self._header_has_text():
+            self._log.report("eos_in_header", "stream ended inside a message header", self.pos)
+            self._open_incomplete_header()
+            self._close("eos", self.pos)
+        self.state = BETWEEN
+
+
+def classify_recipient(recipient: str) -> tuple[str, bool]:
+    """Tool name and whether it is a built-in tool (``browser.*``, ``python``, ``container.*``)."""
+    if recipient.startswith("functions."):
+        return recipient[len("functions."):], False
+    if recipient in _BUILTIN_NAMES or recipient.startswith(_BUILTIN_PREFIXES):
+        return recipient, True
+    return recipient, False
+
+
+class HarmonyRouter:
+    """Maps Harmony segments to message calls.
+
+    ``analysis`` -> reasoning; ``final`` and ``commentary`` without recipient (a preamble) ->
+    content; a recipient -> a tool call (``functions.x`` or a bare name -> function ``x``;
+    ``browser.*``/``python``/``container.*`` -> built-in call); unknown channels -> content.
+    Analysis messages and built-in calls count as reasoning tokens.
+    """
+
+    __slots__ = ("_out", "_log", "text", "_is_tool", "_counts_as_reasoning", "_open_pos")
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog) -> None:
+        self._out = out
+        self._log = log
+        self.text = out.content  # rebound per segment: the per-token call goes straight through
+        self._is_tool = False
+        self._counts_as_reasoning = False
+        self._open_pos = 0
+
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self._open_pos = pos
+        self._is_tool = False
+        self._counts_as_reasoning = False
+        if recipient is not None:
+            name, builtin = classify_recipient(recipient)
+            self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
+            self._is_tool = True
+            self._counts_as_reasoning = builtin or channel == "analysis"
+            self.text = self._out.tool_args
+        elif channel == "analysis":
+            self._counts_as_reasoning = True
+            self.text = self._out.reasoning
+        else:
+            if channel not in ("final", "commentary", None):
+                self._log.report("unknown_channel", f"unknown channel {channel!r} treated as content", pos)
+            self.text = self._out.content
+
+    def marker(self, role: str, pos: int) -> None:  # Harmony has no in-body markers
+        pass
+
+    def close(self, end: str, pos: int) -> None:
+        if self._is_tool:
+            self._out.tool_end(pos)
+        if self._counts_as_reasoning:
+            self._out.reasoning_tokens(pos - self._open_pos)
+        self._is_tool = False
+        self.text = self._out.content
+
+
+class BoundHarmony:
+    name = "harmony"
+
+    def __init__(self, table: TokenTable, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
+        self.table = table
+        self.tokens = HarmonyTokens.resolve(table)
+        self.start_in_header = start_in_header
+        self.max_header_tokens = max_header_tokens
+
+    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
+        start_in_header = self.start_in_header
+        if prompt_token_ids is not None and len(prompt_token_ids):
+            # A prompt ending in "<|start|>assistant" (or <|start|> alone) leaves the completion
+            # inside a header; anything else means the completion brings its own <|start|>.
+            last = prompt_token_ids[-1]
+            before = prompt_token_ids[-2] if len(prompt_token_ids) > 1 else None
+            start_in_header = last == self.tokens.start or before == self.tokens.start or last == self.tokens.channel
+        return HarmonyDecoder(
+            self.table, self.tokens, sink, log, start_in_header=start_in_header, max_header_tokens=self.max_header_tokens
+        )
+
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: object) -> HarmonyRouter:
+        return HarmonyRouter(out, log)
+
+
+class HarmonyDialect:
+    name = "harmony"
+
+    def __init__(self, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
+        self.start_in_header = start_in_header
+        self.max_header_tokens = max_header_tokens
+
+    def bind(self, table: TokenTable) -> BoundHarmony:
+        return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)
+
+
+def _register() -> None:
+    from ..profiles import Profile, register_profile
+
+    def default_table() -> TokenTable:
+        from ..tokenizers import gpt_oss_table
+
+        return gpt_oss_table()
+
+    register_profile(
+        Profile(
+            name="gpt-oss",
+            dialect=HarmonyDialect,
+            default_table=default_table,
+            description="OpenAI gpt-oss, Harmony format, o200k_harmony encoding (offline)",
+            aliases=("harmony", "gpt-oss-20b", "gpt-oss-120b"),
+        )
+    )
+
+
+_register()

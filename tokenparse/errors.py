@@ -1,0 +1,98 @@
+"""Typed errors and lenient-mode diagnostics.
+
+Every error names the absolute token position (0-based index into the IDs fed to one
+parser) at which it was detected, and what was expected there. In lenient mode (the
+default) the same conditions are recorded as :class:`Diagnostic` values instead of raised.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "TokenParseError",
+    "InvalidTokenError",
+    "ProtocolError",
+    "BufferLimitError",
+    "ToolCallError",
+    "TokenizerError",
+    "ParserStateError",
+    "Diagnostic",
+]
+
+
+class TokenParseError(Exception):
+    """Base class of every error tokenparse raises on purpose."""
+
+    #: short machine-readable code, shared with :class:`Diagnostic.code`
+    code: str = "error"
+
+    def __init__(self, message: str, *, position: int | None = None, code: str | None = None) -> None:
+        if code is not None:
+            self.code = code
+        self.position = position
+        self.message = message
+        where = f" at token {position}" if position is not None else ""
+        super().__init__(f"{message}{where}")
+
+
+class InvalidTokenError(TokenParseError, ValueError):
+    """A token ID is negative, past the vocabulary, unassigned, or not an int."""
+
+    code = "invalid_token"
+
+
+class ProtocolError(TokenParseError):
+    """The token stream breaks the dialect's protocol (strict mode only)."""
+
+    code = "protocol"
+
+
+class BufferLimitError(TokenParseError):
+    """A held-back buffer (header, tag prefix, JSON value) outgrew its configured cap."""
+
+    code = "buffer_limit"
+
+
+class ToolCallError(TokenParseError):
+    """A tool call names a tool that was not offered, or its payload cannot be read."""
+
+    code = "tool_call"
+
+
+class TokenizerError(TokenParseError):
+    """A tokenizer could not be loaded or does not carry a token the dialect needs."""
+
+    code = "tokenizer"
+
+
+class ParserStateError(TokenParseError, RuntimeError):
+    """The parser was used out of order (e.g. ``feed`` after ``finish``)."""
+
+    code = "state"
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """A recovered problem, recorded in lenient mode.
+
+    ``text`` carries model text that did not go to content, reasoning or tool arguments
+    (for example the name and arguments of a call to a tool that was not offered), so that
+    no character the model wrote is silently dropped.
+    """
+
+    code: str
+    message: str
+    position: int | None = None
+    text: str | None = None
+
+    def to_error(self) -> TokenParseError:
+        cls = _ERRORS_BY_CODE.get(self.code, ProtocolError)
+        return cls(self.message, position=self.position, code=self.code)
+
+
+_ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
+    "invalid_token": InvalidTokenError,
+    "buffer_limit": BufferLimitError,
+    "tool_call": ToolCallError,
+    "unknown_tool": ToolCallError,
+}
