@@ -112,6 +112,9 @@ class HarmonyDecoder:
             | set(table.control_ids)
             | {i for i in table.literals if table.pieces[i] is None}
         )
+        endoftext = table.id_of("<|endoftext|>")
+        self._silent = frozenset() if endoftext is None else frozenset({endoftext})
+        self._dup_channel_reported = False
         self.pos = 0
         self.state = HEADER if start_in_header else BETWEEN
         self._returned = False
@@ -206,8 +209,8 @@ class HarmonyDecoder:
             self._on_channel()
         elif token_id == t.constrain and type(token_id) is int:
             self._on_constrain()
-        elif type(token_id) is int and token_id in self._table.control_ids:
-            pass  # <|endoftext|> and the like decode to nothing
+        elif token_id in self._silent and type(token_id) is int:
+            pass  # <|endoftext|> ends a stream some engines do not cut; it carries no text
         else:
             self._on_invalid_or_stray(token_id)
 
@@ -235,6 +238,7 @@ class HarmonyDecoder:
             self._begin_header(self.pos, explicit=True)
         elif self._hdr_part >= 1:
             self._log.report("duplicate_channel", "second <|channel|> in one header", self.pos)
+            self._dup_channel_reported = True
             self._hdr_parts[1].append(b" ")
             self._hdr_part = 1
             return
@@ -309,6 +313,7 @@ class HarmonyDecoder:
         self._hdr_tokens = 0
         self._hdr_start = pos
         self._hdr_explicit = explicit
+        self._dup_channel_reported = False
 
     def _open(self, channel: str | None, recipient: str | None, content_type: str | None) -> None:
         self._sink.open(channel, recipient, content_type, self._hdr_start)
@@ -423,7 +428,7 @@ class HarmonyDecoder:
                 elif word == channel or (channel is None and word in ("analysis", "commentary", "final")):
                     if channel is None:
                         channel = word
-                    else:
+                    elif not self._dup_channel_reported:
                         self._log.report("duplicate_channel", f"channel word {word!r} repeated", self.pos)
                 elif content_type is None and (complete or word in _CONTENT_TYPES) and len(word) <= 32:
                     content_type = word
@@ -460,7 +465,8 @@ class HarmonyDecoder:
         if self.state is CONTENT:
             self._close("eos", self.pos)
         elif self.state is HEADER and self._header_has_text():
-            self._log.report("eos_in_header", "stream ended inside a message header", self.pos)
+            if self._hdr_explicit or self._hdr_part > 0:
+                self._log.report("eos_in_header", "stream ended inside a message header", self.pos)
             self._open_incomplete_header()
             self._close("eos", self.pos)
         self.state = BETWEEN
