@@ -170,7 +170,7 @@ class Parser:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
-        ids = _as_id_list(token_ids)
+        ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
         try:
             self._decoder.feed(ids)
         except TokenParseError:

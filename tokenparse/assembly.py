@@ -67,11 +67,9 @@ class Assembler:
         self._call: _Call | None = None
         self._dropped: list[str] | None = None
         self._dropped_pos: int | None = None
-        # current feed: runs of (kind, payload); text runs hold str lists, tool runs hold
+        # current feed: runs of [kind, items]; text runs hold strings, tool runs hold
         # [call, first?, args list] entries
-        self._runs: list[tuple[int, list]] = []
-        self._run_kind = 0
-        self._run: list = []
+        self._runs: list[list] = []
         self._pending_ids: list[int] = []
         self.consumed_tokens = 0
 
@@ -81,17 +79,21 @@ class Assembler:
         if not text:
             return
         self._content.append(text)
-        if self._run_kind != _CONTENT:
-            self._new_run(_CONTENT)
-        self._run.append(text)
+        runs = self._runs
+        if runs and runs[-1][0] == _CONTENT:
+            runs[-1][1].append(text)
+        else:
+            runs.append([_CONTENT, [text]])
 
     def reasoning(self, text: str) -> None:
         if not text:
             return
         self._reasoning.append(text)
-        if self._run_kind != _REASONING:
-            self._new_run(_REASONING)
-        self._run.append(text)
+        runs = self._runs
+        if runs and runs[-1][0] == _REASONING:
+            runs[-1][1].append(text)
+        else:
+            runs.append([_REASONING, [text]])
 
     def tool_begin(
         self,
@@ -152,17 +154,14 @@ class Assembler:
 
     # -- runs ------------------------------------------------------------------------------
 
-    def _new_run(self, kind: int) -> None:
-        if self._run_kind:
-            self._runs.append((self._run_kind, self._run))
-        self._run_kind = kind
-        self._run = []
-
     def _emit_call_part(self, call: _Call, text: str | None, *, first: bool) -> None:
         kind = _BUILTIN if call.builtin else _TOOLS
-        if self._run_kind != kind:
-            self._new_run(kind)
-        run = self._run
+        runs = self._runs
+        if runs and runs[-1][0] == kind:
+            run = runs[-1][1]
+        else:
+            run = []
+            runs.append([kind, run])
         if not first and run and run[-1][0] is call:
             run[-1][2].append(text)  # merge consecutive fragments of one call
         else:
@@ -170,34 +169,21 @@ class Assembler:
 
     def take(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """The deltas of the calls since the last ``take``; ``token_ids`` go on the last one."""
-        if self._run_kind:
-            self._runs.append((self._run_kind, self._run))
-            self._run_kind = 0
-            self._run = []
         self.consumed_tokens += len(token_ids)
-        if not self._runs:
+        runs = self._runs
+        if not runs:
             if token_ids:
                 self._pending_ids.extend(token_ids)
             return []
-        deltas: list[DeltaMessage] = []
-        for kind, run in self._runs:
-            if kind == _CONTENT:
-                deltas.append(DeltaMessage(content="".join(run)))
-            elif kind == _REASONING:
-                deltas.append(DeltaMessage(reasoning="".join(run)))
-            else:
-                parts = [_delta_call(call, first, args) for call, first, args in run]
-                if kind == _TOOLS:
-                    deltas.append(DeltaMessage(tool_calls=parts))
-                else:
-                    deltas.append(DeltaMessage(builtin_tool_calls=parts))
         self._runs = []
         if self._pending_ids:
             self._pending_ids.extend(token_ids)
-            deltas[-1].token_ids = self._pending_ids
-            self._pending_ids = []
+            ids, self._pending_ids = self._pending_ids, []
         else:
-            deltas[-1].token_ids = list(token_ids)
+            ids = token_ids
+        last = runs.pop()
+        deltas = [_make_delta(kind, items, None) for kind, items in runs]
+        deltas.append(_make_delta(last[0], last[1], ids))
         return deltas
 
     def take_remaining_ids(self) -> list[int]:
@@ -234,6 +220,24 @@ class Assembler:
     @property
     def emitted_tool_calls(self) -> int:
         return len(self._calls)
+
+
+# Validating a plain dict skips the Python-level ``BaseModel.__init__``; the result is the
+# same validated model (this is what ``model_validate`` does).
+_validate_delta = DeltaMessage.__pydantic_validator__.validate_python
+
+
+def _make_delta(kind: int, run: list, token_ids: Sequence[int] | None) -> DeltaMessage:
+    if kind == _CONTENT:
+        fields: dict = {"content": run[0] if len(run) == 1 else "".join(run)}
+    elif kind == _REASONING:
+        fields = {"reasoning": run[0] if len(run) == 1 else "".join(run)}
+    else:
+        parts = [_delta_call(call, first, args) for call, first, args in run]
+        fields = {"tool_calls" if kind == _TOOLS else "builtin_tool_calls": parts}
+    if token_ids is not None:
+        fields["token_ids"] = token_ids
+    return _validate_delta(fields)
 
 
 def _delta_call(call: _Call, first: bool, args: list[str]) -> DeltaToolCall:

@@ -47,6 +47,7 @@ _RECIPIENT = re.compile(r"[A-Za-z0-9_.:/\-]+")
 #: tool namespaces that are not functions the client declared
 _BUILTIN_PREFIXES = ("browser.", "container.")
 _BUILTIN_NAMES = frozenset({"python", "browser", "container"})
+_HEADER_CACHE_SIZE = 512
 
 
 @dataclass(frozen=True)
@@ -98,13 +99,16 @@ class HarmonyDecoder:
         *,
         start_in_header: bool = True,
         max_header_tokens: int = 128,
+        header_cache: dict | None = None,
     ) -> None:
+        self._header_cache: dict = {} if header_cache is None else header_cache
         self._pieces = table.pieces
         self._table = table
         self._t = tokens
         self._sink = sink
         self._log = log
         self._utf8 = Utf8Stream()
+        self._decode = self._utf8.decode
         self._max_header_tokens = max_header_tokens
         # every ID that is not plain text: structural tokens, control tokens, reserved ones
         self._non_text = frozenset(
@@ -128,50 +132,76 @@ class HarmonyDecoder:
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
-        n = len(token_ids)
-        if not n:
-            return
-        # Fast path: a body continues with ordinary tokens only. One C-level disjointness
-        # test, one bytes join, one incremental decode for the whole engine step.
-        if self.state is CONTENT and self._non_text.isdisjoint(token_ids):
-            try:
-                if n == 1:
-                    token_id = token_ids[0]
-                    if type(token_id) is int and token_id >= 0:
-                        data = self._pieces[token_id]
-                    else:
-                        data = None
-                elif {*map(type, token_ids)} == {int} and min(token_ids) >= 0:
-                    data = b"".join(map(self._pieces.__getitem__, token_ids))
-                else:
+        if len(token_ids) == 1 and self.state is CONTENT:
+            # One ordinary token inside a body: the path most engine steps take.
+            token_id = token_ids[0]
+            if type(token_id) is int and token_id >= 0 and token_id not in self._non_text:
+                try:
+                    data = self._pieces[token_id]
+                except IndexError:
                     data = None
-            except (IndexError, TypeError):  # past the vocabulary, or an unassigned (None) piece
-                data = None
-            if data is not None:
-                self.pos += n
-                text = self._utf8.decode(data)
-                if text:
-                    self._sink.text(text)
-                return
-        self._feed_slow(token_ids)
-
-    def _feed_slow(self, token_ids: Sequence[int]) -> None:
-        pieces = self._pieces
+                if data is not None:
+                    self.pos += 1
+                    text = self._decode(data)
+                    if text:
+                        self._sink.text(text)
+                    return
         non_text = self._non_text
-        run: list[bytes] = []  # ordinary bytes since the last structural token
+        try:
+            if non_text.isdisjoint(token_ids):
+                self._ordinary_run(token_ids)
+                return
+            cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
+        except TypeError:  # an unhashable "ID": validate one by one
+            cuts = list(range(len(token_ids)))
+        # Structural tokens split the step into runs of ordinary tokens; each run is still
+        # decoded in one piece.
+        start = 0
+        for cut in cuts:
+            if cut > start:
+                self._ordinary_run(token_ids[start:cut])
+            self._special_or_invalid(token_ids[cut])
+            self.pos += 1
+            start = cut + 1
+        if start < len(token_ids):
+            self._ordinary_run(token_ids[start:])
+
+    def _ordinary_run(self, token_ids: Sequence[int]) -> None:
+        """IDs none of which is structural; invalid ones are handled one by one."""
+        try:
+            if min(token_ids) < 0:
+                raise IndexError
+            # objects with __index__ (numpy integers) index like the int they stand for;
+            # floats, strings and None raise TypeError; unassigned IDs have a None piece
+            data = b"".join(map(self._pieces.__getitem__, token_ids))
+        except (IndexError, TypeError):
+            self._ordinary_checked(token_ids)
+            return
+        start = self.pos
+        self.pos += len(token_ids)
+        if self.state is CONTENT:
+            text = self._decode(data)
+            if text:
+                self._sink.text(text)
+        else:
+            self._ordinary(data, start, len(token_ids))
+
+    def _ordinary_checked(self, token_ids: Sequence[int]) -> None:
+        run: list[bytes] = []
         run_start = self.pos
         for token_id in token_ids:
-            if type(token_id) is int and token_id >= 0 and token_id not in non_text:
+            piece = None
+            if type(token_id) is int and token_id >= 0:
                 try:
-                    piece = pieces[token_id]
+                    piece = self._pieces[token_id]
                 except IndexError:
-                    piece = None
-                if piece is not None:
-                    if not run:
-                        run_start = self.pos
-                    run.append(piece)
-                    self.pos += 1
-                    continue
+                    pass
+            if piece is not None:
+                if not run:
+                    run_start = self.pos
+                run.append(piece)
+                self.pos += 1
+                continue
             if run:
                 self._ordinary(b"".join(run), run_start, len(run))
                 run = []
@@ -301,8 +331,11 @@ class HarmonyDecoder:
             self._ordinary(b"\xef\xbf\xbd", self.pos, 1)
             return
         # an int-like object (numpy integer, IntEnum): decode it like the int it stands for
-        self._feed_slow([int(token_id)])  # type: ignore[call-overload]
-        self.pos -= 1  # _feed_slow advanced pos for the same token
+        value = int(token_id)  # type: ignore[call-overload]
+        if value in self._non_text:
+            self._special_or_invalid(value)
+        else:
+            self._ordinary(self._pieces[value] or b"", self.pos, 1)
 
     # -- segment bookkeeping ---------------------------------------------------------------
 
@@ -318,7 +351,6 @@ class HarmonyDecoder:
     def _open(self, channel: str | None, recipient: str | None, content_type: str | None) -> None:
         self._sink.open(channel, recipient, content_type, self._hdr_start)
         self.state = CONTENT
-        self._utf8 = Utf8Stream()
 
     def _close(self, end: str, pos: int) -> None:
         tail = self._utf8.flush()
@@ -345,7 +377,6 @@ class HarmonyDecoder:
             self._log.report("text_outside_message", "model text outside any message", self._hdr_start)
             self._sink.open(None, None, None, self._hdr_start)
             self.state = CONTENT
-            self._utf8 = Utf8Stream()
             text = self._utf8.decode(b"".join(self._hdr_parts[0]))
             if text:
                 self._sink.text(text)
@@ -369,6 +400,20 @@ class HarmonyDecoder:
     # -- header grammar --------------------------------------------------------------------
 
     def _parse_header(self, complete: bool) -> tuple[str | None, str | None, str | None, str]:
+        # Headers repeat (a few channel/recipient combinations per response), so clean parses
+        # are memoised per model; a parse that reported anything is never cached.
+        key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
+               self._hdr_part, complete)
+        cached = self._header_cache.get(key)
+        if cached is not None:
+            return cached
+        reported = len(self._log.items)
+        parsed = self._parse_header_uncached(complete)
+        if len(self._log.items) == reported and len(self._header_cache) < _HEADER_CACHE_SIZE:
+            self._header_cache[key] = parsed
+        return parsed
+
+    def _parse_header_uncached(self, complete: bool) -> tuple[str | None, str | None, str | None, str]:
         """Channel, recipient, content type and (for an incomplete header) the body text.
 
         ``complete`` is true when ``<|message|>`` ended the header: then every word is a header
@@ -538,6 +583,7 @@ class BoundHarmony:
         self.tokens = HarmonyTokens.resolve(table)
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
+        self._header_cache: dict = {}  # shared by this model's parsers; see _parse_header
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         start_in_header = self.start_in_header
@@ -548,7 +594,8 @@ class BoundHarmony:
             before = prompt_token_ids[-2] if len(prompt_token_ids) > 1 else None
             start_in_header = last == self.tokens.start or before == self.tokens.start or last == self.tokens.channel
         return HarmonyDecoder(
-            self.table, self.tokens, sink, log, start_in_header=start_in_header, max_header_tokens=self.max_header_tokens
+            self.table, self.tokens, sink, log, start_in_header=start_in_header,
+            max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
         )
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: object) -> HarmonyRouter:

@@ -100,14 +100,29 @@ class Utf8Stream:
     partial character becomes one U+FFFD.
     """
 
-    __slots__ = ("_decoder", "decode")
+    __slots__ = ("_held",)
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self.decode = self._decoder.decode  # bound C method: the hot path calls it directly
+        self._held = b""  # an incomplete trailing sequence, at most 3 bytes
+
+    def decode(self, data: bytes) -> str:
+        if not self._held:
+            try:
+                return data.decode()  # whole characters only: the common case, all in C
+            except UnicodeDecodeError:
+                pass
+        else:
+            data = self._held + data
+        text, used = _utf_8_decode(data, "replace", False)
+        self._held = data[used:]
+        return text
 
     def pending(self) -> bool:
-        return bool(self._decoder.getstate()[0])
+        return bool(self._held)
 
     def flush(self) -> str:
-        return self._decoder.decode(b"", True)
+        held, self._held = self._held, b""
+        return held.decode("utf-8", "replace") if held else ""
+
+
+_utf_8_decode = codecs.utf_8_decode

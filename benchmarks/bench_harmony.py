@@ -1,0 +1,203 @@
+"""gpt-oss streaming throughput: tokenparse vs openai-harmony's StreamableParser.
+
+The peer is used the way serving stacks use it: every token goes through
+``StreamableParser.process``, then the current channel, recipient and last content delta are
+read, and each engine step that produced text becomes one pydantic ``DeltaMessage`` (with
+``DeltaToolCall`` entries for tool calls), as vLLM's Harmony parser does.
+
+Both are checked to produce the same reasoning, content and tool calls before anything is
+timed. Prints medians of several runs and the ratios; also the floor: a bare loop over the
+same IDs doing only the byte-table lookup and incremental UTF-8 decoding.
+
+    python benchmarks/bench_harmony.py [--runs 5] [--tokens 50000]
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import random
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+import tokenparse  # noqa: E402
+from tokenparse import DeltaFunctionCall, DeltaMessage, DeltaToolCall  # noqa: E402
+from tokenparse.tokenizers import ensure_o200k_dir  # noqa: E402
+
+os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", ensure_o200k_dir())
+from openai_harmony import HarmonyEncodingName, Role, StreamableParser, load_harmony_encoding  # noqa: E402
+
+PARAGRAPHS = [
+    "The user asks about the weather in Tokyo next week. I should call the weather tool, then summarise.",
+    "東京の天気を確認します。気温は摂氏で表示し、降水確率も含めます。",
+    "Let me compare the options: 🚀 fast path, 🐢 slow path, and the hybrid ⚖️ approach.",
+    "Résumé of findings — naïve baseline vs. tuned: ±3.5% variance, p95 latency 120 ms → 45 ms.",
+    "```python\ndef forecast(city: str, days: int = 7) -> list[dict]:\n    return [{'day': d, 'city': city} for d in range(days)]\n```",
+    "Here is the plan:\n1. Fetch the forecast.\n2. Convert units.\n3. Write the answer in Japanese and English.",
+    "데이터를 확인했습니다. 결과는 아래와 같습니다. Проверено. ✅",
+]
+
+
+def make_completion(target_tokens: int, encode, seed: int = 1) -> list[int]:
+    rng = random.Random(seed)
+    ids: list[int] = []
+    first = True
+    previous = None
+    while len(ids) < target_tokens:
+        header = "" if first else "<|start|>assistant"
+        first = False
+        kind = rng.choice(["analysis", "analysis", "tool", "preamble", "final"])
+        if kind == previous == "tool":
+            kind = "preamble"  # the peer's driver tells calls apart by a change of recipient
+        previous = kind
+        if kind == "analysis":
+            body = " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(3, 30)))
+            text = f"{header}<|channel|>analysis<|message|>{body}<|end|>"
+        elif kind == "tool":
+            args = json.dumps(
+                {"city": rng.choice(["Tokyo", "東京", "Zürich"]), "days": rng.randint(1, 14),
+                 "notes": " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(0, 4)))},
+                ensure_ascii=False,
+            )
+            text = f"{header}<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}<|call|>"
+        elif kind == "preamble":
+            text = f"{header}<|channel|>commentary<|message|>{rng.choice(PARAGRAPHS)}<|end|>"
+        else:
+            body = " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(2, 20)))
+            text = f"{header}<|channel|>final<|message|>{body}<|end|>"
+        ids.extend(encode(text))
+    return ids
+
+
+def peer_stream(encoding, ids: list[int], step: int, keep: bool = True) -> tuple[list[DeltaMessage], dict]:
+    """StreamableParser as a server drives it; returns the deltas and the reassembled message.
+
+    With ``keep=False`` (timing) each delta is built and dropped, as a server sends it and
+    moves on; keeping 50k pydantic objects alive would time the garbage collector instead.
+    """
+    parser = StreamableParser(encoding, Role.ASSISTANT)
+    deltas: list[DeltaMessage] = []
+    emit = deltas.append if keep else (lambda delta: None)
+    prev_recipient = None
+    tool_index = -1
+    for start in range(0, len(ids), step):
+        content = reasoning = ""
+        calls: list[DeltaToolCall] = []
+        for token in ids[start : start + step]:
+            parser.process(token)
+            delta = parser.last_content_delta
+            if not delta:
+                continue
+            channel = parser.current_channel
+            recipient = parser.current_recipient
+            if recipient:
+                if recipient != prev_recipient:
+                    tool_index += 1
+                    prev_recipient = recipient
+                    calls.append(DeltaToolCall(index=tool_index, id="call_x", type="function",
+                                               function=DeltaFunctionCall(name=recipient.split(".", 1)[-1], arguments=delta)))
+                else:
+                    calls.append(DeltaToolCall(index=tool_index, function=DeltaFunctionCall(arguments=delta)))
+            elif channel == "analysis":
+                reasoning += delta
+            else:
+                content += delta
+                prev_recipient = None
+            if not recipient:
+                prev_recipient = None
+        if content or reasoning or calls:
+            emit(DeltaMessage(content=content or None, reasoning=reasoning or None, tool_calls=calls))
+    parser.process_eos()
+    return deltas, _reassemble(deltas)
+
+
+def ours_stream(model, ids: list[int], step: int, keep: bool = True) -> tuple[list[DeltaMessage], dict]:
+    parser = model.parser()
+    deltas: list[DeltaMessage] = []
+    emit = deltas.extend if keep else (lambda batch: None)
+    feed = parser.feed
+    for start in range(0, len(ids), step):
+        emit(feed(ids[start : start + step]))
+    emit(parser.finish())
+    return deltas, _reassemble(deltas)
+
+
+def floor_loop(pieces, ids: list[int], step: int) -> str:
+    """Byte table + incremental UTF-8 decode, nothing else: the cost any decoder pays."""
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+    out = []
+    for start in range(0, len(ids), step):
+        chunk = ids[start : start + step]
+        out.append(decode(b"".join([pieces[i] or b"" for i in chunk])))
+    return "".join(out)
+
+
+def _reassemble(deltas: list[DeltaMessage]) -> dict:
+    content, reasoning, calls = [], [], {}
+    for d in deltas:
+        content.append(d.content or "")
+        reasoning.append(d.reasoning or "")
+        for c in d.tool_calls:
+            entry = calls.setdefault(c.index, {"name": c.function.name, "arguments": ""})
+            entry["arguments"] += c.function.arguments or ""
+    return {"content": "".join(content), "reasoning": "".join(reasoning), "calls": [calls[i] for i in sorted(calls)]}
+
+
+def median_time(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--tokens", type=int, default=50_000)
+    args = ap.parse_args()
+
+    encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
+    model = tokenparse.load("gpt-oss")
+    encode = lambda text: encoding.encode(text, allowed_special="all")  # noqa: E731
+    ids = make_completion(args.tokens, encode)
+    print(f"completion: {len(ids)} tokens, {sum(1 for t in ids if t >= 200000)} special; median of {args.runs} runs")
+
+    # same text before timing
+    for step in (1, 16):
+        _, theirs = peer_stream(encoding, ids, step)
+        _, ours = ours_stream(model, ids, step)
+        assert theirs == ours, f"outputs differ at step {step}"
+    print("outputs identical (content, reasoning, tool calls) at 1 and 16 tokens per feed")
+
+    print(f"\n{'tokens/feed':>11} {'openai-harmony':>16} {'tokenparse':>14} {'floor':>14} {'speed-up':>9}")
+    for step in (1, 16):
+        t_peer = median_time(lambda: peer_stream(encoding, ids, step, keep=False), args.runs)
+        t_ours = median_time(lambda: ours_stream(model, ids, step, keep=False), args.runs)
+        t_floor = median_time(lambda: floor_loop(model.table.pieces, ids, step), args.runs)
+        n = len(ids)
+        print(
+            f"{step:>11} {n / t_peer:>12,.0f} t/s {n / t_ours:>10,.0f} t/s {n / t_floor:>10,.0f} t/s "
+            f"{t_peer / t_ours:>8.1f}x"
+        )
+
+    # per-token cost must not grow with the length of the response
+    print("\nper-token cost by completion length (1 token per feed):")
+    costs = {}
+    for size in (1_000, 64_000):
+        sub = make_completion(size, encode, seed=2)[:size]
+        # repeat the short one so both measurements take a comparable wall time
+        repeat = max(1, 64_000 // len(sub))
+        t = median_time(lambda: [ours_stream(model, sub, 1, keep=False) for _ in range(repeat)], max(args.runs, 5)) / repeat
+        costs[size] = t / len(sub) * 1e9
+        print(f"  {size:>6} tokens: {costs[size]:,.0f} ns/token")
+    print(f"  64k / 1k cost ratio: {costs[64_000] / costs[1_000]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
