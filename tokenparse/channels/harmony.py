@@ -132,6 +132,8 @@ class HarmonyDecoder:
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
+        if not token_ids:
+            return
         if len(token_ids) == 1 and self.state is CONTENT:
             # One ordinary token inside a body: the path most engine steps take.
             token_id = token_ids[0]

@@ -1,0 +1,112 @@
+"""``tokenparse decode``: input shapes, engine-step re-cutting, the bundled gpt-oss example."""
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tokenparse.cli import InputError, main, read_steps
+
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+CALL_TRACE = os.path.join(EXAMPLES, "gpt-oss-weather-call.jsonl")
+ANSWER_TRACE = os.path.join(EXAMPLES, "gpt-oss-weather-answer.jsonl")
+TOOLS = os.path.join(EXAMPLES, "tools.json")
+
+
+def run(argv, stdin: str | None = None, monkeypatch=None) -> tuple[int, str]:
+    out = io.StringIO()
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+    code = main(argv, out=out)
+    return code, out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "text, steps",
+    [
+        ("[1, 2, 3]", [[1, 2, 3]]),
+        ("[[1], [2, 3]]", [[1], [2, 3]]),
+        ("[1]\n[2, 3]\n\n", [[1], [2, 3]]),
+        ('{"token_ids": [1, 2]}\n{"token_ids": [3]}', [[1, 2], [3]]),
+        ('{"ids": [5]}', [[5]]),
+        ("1 2\n3,4", [[1, 2, 3, 4]]),
+        ("", []),
+    ],
+)
+def test_read_steps_shapes(text, steps):
+    assert read_steps(text) == steps
+
+
+@pytest.mark.parametrize("text", ["[1, 2.5]", '{"x": 1}', "1 two 3", "[1]\nnot json", '[true]'])
+def test_read_steps_rejects_bad_input(text):
+    with pytest.raises(InputError):
+        read_steps(text)
+
+
+def test_bundled_example_complete(gpt_oss):
+    code, out = run(["decode", CALL_TRACE, "--tools", TOOLS, "--complete"])
+    assert code == 0
+    message = json.loads(out)
+    assert message["finish_reason"] == "tool_calls"
+    assert message["reasoning"].startswith("The user asks (in Japanese)")
+    (call,) = message["tool_calls"]
+    assert call["function"]["name"] == "get_weather"
+    assert json.loads(call["function"]["arguments"]) == {"city": "東京", "days": 1, "units": "metric"}
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 3, 1000])
+def test_deltas_reassemble_to_complete(gpt_oss, chunk):
+    argv = ["decode", ANSWER_TRACE] + (["--chunk", str(chunk)] if chunk else [])
+    code, out = run(argv)
+    assert code == 0
+    deltas = [json.loads(line) for line in out.splitlines()]
+    content = "".join(d.get("content") or "" for d in deltas)
+    ids = [t for d in deltas for t in d.get("token_ids") or []]
+    with open(ANSWER_TRACE, encoding="utf-8") as f:
+        expected_ids = [t for line in f for t in json.loads(line)]
+    assert ids == expected_ids
+    assert content == gpt_oss.parse(expected_ids).content
+    assert "☔" in content and "🌂" in content
+
+
+def test_stdin_and_whitespace_ids(gpt_oss, encode_harmony, monkeypatch):
+    ids = encode_harmony("<|channel|>final<|message|>héllo<|return|>")
+    code, out = run(["decode", "-", "--complete"], stdin=" ".join(map(str, ids)), monkeypatch=monkeypatch)
+    assert code == 0 and json.loads(out)["content"] == "héllo"
+
+
+def test_errors_are_reported_not_raised(tmp_path, capsys):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 2 x")
+    assert main(["decode", str(bad)], out=io.StringIO()) == 2
+    assert "not a token ID: 'x'" in capsys.readouterr().err
+    assert main(["decode", str(bad), "--model", "no-such-model"], out=io.StringIO()) == 2
+    assert main(["decode", str(tmp_path / "missing.txt")], out=io.StringIO()) == 2
+
+
+def test_strict_and_diagnostics(tmp_path, encode_harmony, capsys):
+    trace = tmp_path / "t.json"
+    trace.write_text(json.dumps(encode_harmony("<|channel|>final<|message|>a<|return|>b")))
+    assert main(["decode", str(trace), "--complete", "--diagnostics"], out=io.StringIO()) == 0
+    assert "text_after_return" in capsys.readouterr().err
+    assert main(["decode", str(trace), "--complete", "--strict"], out=io.StringIO()) == 2
+    assert "after <|return|>" in capsys.readouterr().err
+
+
+def test_profiles_command():
+    out = io.StringIO()
+    assert main(["profiles"], out=out) == 0
+    assert "gpt-oss" in out.getvalue()
+
+
+def test_console_entry_point_runs():
+    done = subprocess.run(
+        [sys.executable, "-m", "tokenparse", "decode", CALL_TRACE, "--complete"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["tool_calls"][0]["function"]["name"] == "get_weather"
