@@ -1,4 +1,4 @@
-"""Pieces shared by the adapters: JSON encoding, SSE framing, ids, the adapter error.
+"""Pieces shared by the adapters: JSON/SSE framing, ids, delta parts and block routing.
 
 Events are plain ``dict`` subclasses so that they are JSON-ready, compare equal to plain
 dicts and validate directly against the official SDK models, while still knowing how to
@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Literal
 
 from ..errors import TokenParseError
+from ..messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
 
 __all__ = [
     "SSE_DONE",
@@ -22,6 +24,10 @@ __all__ = [
     "IdFactory",
     "now",
     "DeltaContractError",
+    "Part",
+    "parts_of",
+    "BlockRouter",
+    "deltas_from_message",
 ]
 
 #: Chat Completions ends a stream with this sentinel (it is not JSON, so not an event).
@@ -88,3 +94,122 @@ class DeltaContractError(TokenParseError, ValueError):
     """
 
     code = "delta_contract"
+
+
+PartKind = Literal["reasoning", "content", "tool_call", "builtin_tool_call"]
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One homogeneous piece of a delta: reasoning text, content text, or a call fragment.
+
+    For a call, ``call_id`` and ``name`` are set on its first fragment only, and ``text`` is
+    an argument fragment (possibly empty).
+    """
+
+    kind: PartKind
+    text: str = ""
+    index: int = 0
+    call_id: str | None = None
+    name: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """Which output block the part belongs to: one per text run, one per call."""
+        return (self.kind, self.index)
+
+    @property
+    def is_call(self) -> bool:
+        return self.kind == "tool_call" or self.kind == "builtin_tool_call"
+
+    @property
+    def starts_call(self) -> bool:
+        return self.call_id is not None
+
+
+def parts_of(delta: DeltaMessage, *, builtin: bool = True) -> Iterator[Part]:
+    """The parts of one delta in output order: reasoning, content, calls, built-in calls.
+
+    The parser emits one delta per run of one kind, so a delta normally yields parts of one
+    kind; the order only matters for hand-made deltas that mix kinds. Empty texts are
+    skipped: they would open blocks with nothing in them.
+    """
+    if delta.reasoning:
+        yield Part("reasoning", delta.reasoning)
+    if delta.content:
+        yield Part("content", delta.content)
+    for call in delta.tool_calls:
+        yield _call_part("tool_call", call)
+    if builtin:
+        for call in delta.builtin_tool_calls:
+            yield _call_part("builtin_tool_call", call)
+
+
+def _call_part(kind: PartKind, call: DeltaToolCall) -> Part:
+    if call.id is not None and not call.function.name:
+        raise DeltaContractError(f"tool call {call.index} starts without a name")
+    if call.id is None and call.function.name is not None:
+        raise DeltaContractError(f"tool call {call.index} names itself after its first delta")
+    return Part(kind, call.function.arguments or "", call.index, call.id, call.function.name)
+
+
+class BlockRouter:
+    """Decides, part by part, whether a part continues the open block or needs a new one.
+
+    Block-structured APIs (Responses output items, Anthropic content blocks) have one open
+    block at a time, so a block is closed as soon as a part of another block arrives. That
+    is safe because the tool-call contract sends a call's fragments contiguously; a fragment
+    arriving for a call that is not the open block is a contract violation and raises
+    :class:`DeltaContractError` instead of producing an unreassemblable stream.
+    """
+
+    __slots__ = ("open_key", "_started_calls")
+
+    def __init__(self) -> None:
+        #: the key of the open block, or ``None``
+        self.open_key: tuple[str, int] | None = None
+        self._started_calls: set[tuple[str, int]] = set()
+
+    def needs_new_block(self, part: Part) -> bool:
+        if not part.is_call:
+            return part.key != self.open_key
+        if part.starts_call:
+            if part.key in self._started_calls:
+                raise DeltaContractError(f"{part.kind} index {part.index} started twice")
+            self._started_calls.add(part.key)
+            return True
+        if part.key != self.open_key:
+            state = "closed" if part.key in self._started_calls else "never started"
+            raise DeltaContractError(f"argument fragment for {part.kind} index {part.index}, which is {state}")
+        return False
+
+
+def deltas_from_message(message: ChatMessage) -> list[DeltaMessage]:
+    """One delta per part of a complete message: reasoning, content, built-in calls, calls.
+
+    For callers that only have the complete message (``model.parse``) and want it through an
+    adapter. A ``ChatMessage`` does not record how its parts interleaved (reasoning after a
+    tool call, say), so this is the canonical order.
+    """
+    deltas: list[DeltaMessage] = []
+    if message.reasoning:
+        deltas.append(DeltaMessage(reasoning=message.reasoning))
+    if message.content:
+        deltas.append(DeltaMessage(content=message.content))
+    if message.builtin_tool_calls:
+        deltas.append(DeltaMessage(builtin_tool_calls=_first_deltas(message.builtin_tool_calls)))
+    if message.tool_calls:
+        deltas.append(DeltaMessage(tool_calls=_first_deltas(message.tool_calls)))
+    return deltas
+
+
+def _first_deltas(calls: list) -> list[DeltaToolCall]:
+    return [
+        DeltaToolCall(
+            index=index,
+            id=call.id,
+            type="function",
+            function=DeltaFunctionCall(name=call.function.name, arguments=call.function.arguments),
+        )
+        for index, call in enumerate(calls)
+    ]

@@ -1,0 +1,254 @@
+"""Anthropic Messages API: the streaming event sequence and the final ``Message`` object.
+
+Usage::
+
+    am = AnthropicMessageStream(model="qwen3-8b", prompt_tokens=n)
+    send_all(am.start())                      # message_start
+    for ids in engine_steps:
+        send_all(am.step(parser.feed(ids)))
+    send_all(am.step(parser.finish()) + am.finish(parser.result()))   # ... message_stop
+    am.message()                              # the final Message (also the non-streaming answer)
+
+Mapping
+-------
+* Each run of one kind is one content block, in the order the model wrote them:
+  reasoning → ``thinking`` block (``thinking_delta``; ``signature`` stays ``""``, as an
+  open-weights model has nothing to sign), content → ``text`` block (``text_delta``), a tool
+  call → ``tool_use`` block whose ``id`` is the parser's call id and ``name`` the tool name
+  (``input_json_delta`` with the model's argument text as written).
+* Harmony built-in tool calls are omitted: the Messages API's server-tool blocks promise a
+  server-executed result block that an engine does not produce.
+* ``stop_reason``: ``tool_calls`` → ``tool_use``, ``length`` → ``max_tokens``, otherwise
+  ``end_turn``. ``message_delta.usage`` carries cumulative ``output_tokens`` (and
+  ``input_tokens``; ``output_tokens_details.thinking_tokens`` = reasoning tokens).
+* Every block started is stopped before the next one starts; indices count from 0.
+* The Messages API has no logprobs; ``step(..., logprobs=...)`` accepts and ignores them so
+  engines can drive every adapter the same way.
+* In :meth:`AnthropicMessageStream.message`, a ``tool_use.input`` is the arguments parsed as
+  JSON. Arguments that are not a JSON object (a call cut off by ``max_tokens``) give ``{}``
+  there; streaming clients receive the raw text either way.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Iterable, Sequence
+
+from ..errors import ParserStateError
+from ..messages import ChatMessage, DeltaMessage
+from ._common import BlockRouter, IdFactory, Part, TypedEvent, deltas_from_message, new_id, parts_of
+
+__all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
+
+
+class AnthropicEvent(TypedEvent):
+    """One Messages stream event (a ``dict``); ``to_sse()`` gives ``event:`` + ``data:``."""
+
+    __slots__ = ()
+
+
+_STOP_REASONS = {"tool_calls": "tool_use", "length": "max_tokens", "stop": "end_turn"}
+
+
+def stop_reason_for(finish_reason: str | None) -> str:
+    """Anthropic ``stop_reason`` for an OpenAI ``finish_reason``."""
+    return _STOP_REASONS.get(finish_reason or "stop", "end_turn")
+
+
+class AnthropicMessageStream:
+    """Turns parser deltas into Anthropic Messages stream events.
+
+    States::
+
+        NEW ──start() (or the first step/finish)──> STREAMING ──finish()──> FINISHED
+
+    ``NEW``: nothing emitted. ``STREAMING``: ``message_start`` went out; at most one content
+    block is open (``_open_index``). ``FINISHED``: the open block was stopped and
+    ``message_delta`` + ``message_stop`` went out; :meth:`message` is available.
+    """
+
+    NEW = "NEW"
+    STREAMING = "STREAMING"
+    FINISHED = "FINISHED"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        message_id: str | None = None,
+        prompt_tokens: int = 0,
+        id_factory: IdFactory = new_id,
+    ) -> None:
+        self.model = model
+        self.message_id = message_id or id_factory("msg_")
+        self.prompt_tokens = prompt_tokens
+        self.state = self.NEW
+
+        self._router = BlockRouter()
+        self._open_index: int | None = None
+        # Blocks as they are being built: thinking/text carry a list of text pieces, tool_use
+        # its raw argument pieces; the final Message is made from these.
+        self._blocks: list[dict[str, Any]] = []
+        self._block_texts: list[list[str]] = []
+        self._final: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    def start(self) -> list[AnthropicEvent]:
+        """``message_start`` (sent once; later calls return [])."""
+        self._check_open("start")
+        if self.state != self.NEW:
+            return []
+        self.state = self.STREAMING
+        message = self._message_object(content=[], stop_reason=None, output_tokens=0)
+        return [AnthropicEvent(type="message_start", message=message)]
+
+    def step(
+        self, deltas: Sequence[DeltaMessage], *, logprobs: Iterable[dict[str, Any]] | None = None
+    ) -> list[AnthropicEvent]:
+        """Events for one engine step's deltas (``logprobs`` is ignored, see the module doc)."""
+        events = self.start()
+        for delta in deltas:
+            for part in parts_of(delta, builtin=False):
+                self._feed_part(part, events)
+        return events
+
+    def finish(self, message: ChatMessage) -> list[AnthropicEvent]:
+        """Stop the open block, then ``message_delta`` and ``message_stop``.
+
+        ``message`` is the parser's complete result (finish reason and token counts). Step
+        the parser's ``finish()`` deltas before calling this.
+        """
+        events = self.start()
+        self._stop_open(events)
+        stop_reason = stop_reason_for(message.finish_reason)
+        usage = self._usage(message)
+        events.append(
+            AnthropicEvent(
+                type="message_delta",
+                delta={"stop_reason": stop_reason, "stop_sequence": None},
+                usage=copy.deepcopy(usage),
+            )
+        )
+        events.append(AnthropicEvent(type="message_stop"))
+        self._final = self._message_object(content=self._final_content(), stop_reason=stop_reason,
+                                           output_tokens=message.completion_tokens)
+        self._final["usage"] = usage
+        self.state = self.FINISHED
+        return events
+
+    def message(self) -> dict[str, Any]:
+        """The final ``Message`` object (after :meth:`finish`)."""
+        if self._final is None:
+            raise ParserStateError("message() is only available after finish()")
+        return copy.deepcopy(self._final)
+
+    # ------------------------------------------------------------------ internals
+
+    def _check_open(self, what: str) -> None:
+        if self.state == self.FINISHED:
+            raise ParserStateError(f"{what}() called after finish()")
+
+    def _message_object(self, *, content: list, stop_reason: str | None, output_tokens: int) -> dict[str, Any]:
+        return {
+            "id": self.message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": self.model,
+            "content": content,
+            "stop_reason": stop_reason,
+            "stop_sequence": None,
+            "usage": {"input_tokens": self.prompt_tokens, "output_tokens": output_tokens},
+        }
+
+    def _usage(self, message: ChatMessage) -> dict[str, Any]:
+        return {
+            "input_tokens": self.prompt_tokens,
+            "output_tokens": message.completion_tokens,
+            "output_tokens_details": {"thinking_tokens": message.reasoning_tokens},
+        }
+
+    def _feed_part(self, part: Part, events: list[AnthropicEvent]) -> None:
+        if self._router.needs_new_block(part):
+            self._stop_open(events)
+            self._start_block(part, events)
+        index = self._open_index
+        assert index is not None
+        if not part.text:
+            return
+        self._block_texts[index].append(part.text)
+        block_type = self._blocks[index]["type"]
+        if block_type == "thinking":
+            delta = {"type": "thinking_delta", "thinking": part.text}
+        elif block_type == "text":
+            delta = {"type": "text_delta", "text": part.text}
+        else:
+            delta = {"type": "input_json_delta", "partial_json": part.text}
+        events.append(AnthropicEvent(type="content_block_delta", index=index, delta=delta))
+
+    def _start_block(self, part: Part, events: list[AnthropicEvent]) -> None:
+        if part.kind == "reasoning":
+            block: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
+        elif part.kind == "content":
+            block = {"type": "text", "text": ""}
+        else:
+            block = {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
+        index = len(self._blocks)
+        self._blocks.append(block)
+        self._block_texts.append([])
+        self._open_index = index
+        self._router.open_key = part.key
+        events.append(AnthropicEvent(type="content_block_start", index=index, content_block=dict(block)))
+
+    def _stop_open(self, events: list[AnthropicEvent]) -> None:
+        if self._open_index is None:
+            return
+        events.append(AnthropicEvent(type="content_block_stop", index=self._open_index))
+        self._open_index = None
+        self._router.open_key = None
+
+    def _final_content(self) -> list[dict[str, Any]]:
+        content = []
+        for block, pieces in zip(self._blocks, self._block_texts):
+            text = "".join(pieces)
+            block = dict(block)
+            if block["type"] == "thinking":
+                block["thinking"] = text
+            elif block["type"] == "text":
+                block["text"] = text
+            else:
+                block["input"] = _tool_input(text)
+            content.append(block)
+        return content
+
+
+def _tool_input(arguments: str) -> dict[str, Any]:
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def build_anthropic_message(
+    message: ChatMessage,
+    *,
+    steps: Iterable[Sequence[DeltaMessage]] | None = None,
+    model: str,
+    message_id: str | None = None,
+    prompt_tokens: int = 0,
+    id_factory: IdFactory = new_id,
+) -> dict[str, Any]:
+    """A non-streaming ``Message`` built through the same event path as streaming.
+
+    ``steps`` are the delta lists the parser returned; when omitted, one step is synthesised
+    from ``message`` (reasoning, content, calls, in that order).
+    """
+    stream = AnthropicMessageStream(model=model, message_id=message_id, prompt_tokens=prompt_tokens,
+                                    id_factory=id_factory)
+    for deltas in steps if steps is not None else [deltas_from_message(message)]:
+        stream.step(deltas)
+    stream.finish(message)
+    return stream.message()

@@ -1,0 +1,434 @@
+"""OpenAI Responses API: the streaming event sequence and the final ``Response`` object.
+
+Usage::
+
+    rs = ResponsesStream(model="gpt-oss-20b", prompt_tokens=n)
+    send_all(rs.start())                      # response.created, response.in_progress
+    for ids in engine_steps:
+        send_all(rs.step(parser.feed(ids)))
+    send_all(rs.step(parser.finish()) + rs.finish(parser.result()))   # ... response.completed
+    rs.response()                             # the final Response (also the non-streaming answer)
+
+Output items
+------------
+Each run of one kind becomes one output item, in the order the model wrote them; a new
+item starts when the kind changes, so gpt-oss's analysis → commentary tool call → analysis →
+final gives ``reasoning, function_call, reasoning, message``.
+
+==========================  ==========================================================
+parser part                 output item and its streaming events
+==========================  ==========================================================
+reasoning                   ``reasoning`` with one ``reasoning_text`` content part;
+                            ``response.reasoning_text.delta`` / ``.done``
+content                     ``message`` (role assistant) with one ``output_text`` part;
+                            ``response.output_text.delta`` / ``.done``
+tool call                   ``function_call``: ``call_id`` is the parser's call id, ``id``
+                            a new ``fc_`` item id; ``response.function_call_arguments.
+                            delta`` / ``.done``
+built-in ``browser.search`` ``web_search_call``, action ``search`` with ``query`` from the
+``browser.open``            arguments; ``open_page`` (``url`` when the model's ``id``
+``browser.find``            argument is a URL string); ``find_in_page`` (``pattern``;
+                            ``url`` is ``""`` because gpt-oss refers to pages by cursor).
+                            No delta events: the action is only known once the arguments
+                            are complete, so it is filled in on ``output_item.done``.
+built-in ``python``         ``code_interpreter_call`` whose ``code`` is the model's text;
+                            ``response.code_interpreter_call_code.delta`` / ``.done``;
+                            ``container_id`` is configurable (default ``"auto"``)
+other built-ins             ``function_call`` named by the full recipient
+(``container.exec``, ...)   (``name="container.exec"``), arguments as written
+==========================  ==========================================================
+
+With ``builtin_tools="function_call"`` every built-in call becomes such a ``function_call``
+item (lossless: the raw arguments are kept; the native items only keep what their schema
+has a field for).
+
+Each item goes ``output_item.added`` (status ``in_progress``) → part/delta events →
+``output_item.done`` (status ``completed``, or ``incomplete`` for the item cut off by a
+``length`` finish; for built-in items ``completed`` means the model finished writing the
+call, which the engine then runs). ``sequence_number`` counts every event from 0. A ``length`` finish ends
+with ``response.incomplete`` (``incomplete_details.reason = "max_output_tokens"``), as the
+API does; otherwise ``response.completed``.
+
+Logprobs (``step(..., logprobs=...)``, ``ChatCompletionTokenLogprob``-shaped dicts) ride on
+the step's last ``output_text.delta`` and are collected on the ``output_text`` part; the
+Responses API has no place for logprobs of reasoning or arguments, so a step that emitted
+only those drops them. A step that emitted nothing (tokens held back) carries them forward.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping, Sequence
+
+from ..errors import ParserStateError
+from ..messages import ChatMessage, DeltaMessage
+from ._common import BlockRouter, IdFactory, Part, TypedEvent, deltas_from_message, new_id, now, parts_of
+
+__all__ = ["ResponsesStream", "ResponseEvent", "build_response", "responses_usage", "builtin_item_type"]
+
+BuiltinToolMapping = Literal["native", "function_call"]
+
+
+class ResponseEvent(TypedEvent):
+    """One Responses stream event (a ``dict``); ``to_sse()`` gives ``event:`` + ``data:``."""
+
+    __slots__ = ()
+
+
+def responses_usage(message: ChatMessage, prompt_tokens: int) -> dict[str, Any]:
+    """The ``ResponseUsage`` object for ``message``."""
+    return {
+        "input_tokens": prompt_tokens,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": message.completion_tokens,
+        "output_tokens_details": {"reasoning_tokens": message.reasoning_tokens},
+        "total_tokens": prompt_tokens + message.completion_tokens,
+    }
+
+
+def builtin_item_type(recipient: str, mapping: BuiltinToolMapping = "native") -> str:
+    """The output item type a Harmony built-in recipient maps to (see the module table)."""
+    if mapping == "native":
+        if recipient in _BROWSER_ACTIONS:
+            return "web_search_call"
+        if recipient == "python":
+            return "code_interpreter_call"
+    return "function_call"
+
+
+#: browser recipient -> web_search_call action type
+_BROWSER_ACTIONS = {
+    "browser.search": "search",
+    "browser.open": "open_page",
+    "browser.find": "find_in_page",
+}
+
+_ITEM_ID_PREFIX = {
+    "reasoning": "rs_",
+    "message": "msg_",
+    "function_call": "fc_",
+    "web_search_call": "ws_",
+    "code_interpreter_call": "ci_",
+}
+
+
+@dataclass(slots=True)
+class _OpenItem:
+    """The output item being streamed; its texts grow until the item is closed."""
+
+    item_type: str
+    output_index: int
+    item_id: str
+    key: tuple[str, int]
+    text: list[str] = field(default_factory=list)  # reasoning/content text, arguments or code
+    call_id: str | None = None
+    name: str | None = None  # function name or built-in recipient
+    logprobs: list[dict[str, Any]] = field(default_factory=list)
+
+
+class ResponsesStream:
+    """Turns parser deltas into Responses API stream events.
+
+    States::
+
+        NEW ──start() (or the first step/finish)──> STREAMING ──finish()──> FINISHED
+
+    ``NEW``: nothing emitted. ``STREAMING``: ``response.created`` and ``response.in_progress``
+    went out; at most one output item is open (``_open``). ``FINISHED``: the open item was
+    closed and ``response.completed``/``response.incomplete`` went out; :meth:`response`
+    returns the final object and further ``step``/``finish`` raise.
+    """
+
+    NEW = "NEW"
+    STREAMING = "STREAMING"
+    FINISHED = "FINISHED"
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        response_id: str | None = None,
+        created_at: int | None = None,
+        prompt_tokens: int = 0,
+        builtin_tools: BuiltinToolMapping = "native",
+        code_interpreter_container_id: str = "auto",
+        response_fields: Mapping[str, Any] | None = None,
+        id_factory: IdFactory = new_id,
+    ) -> None:
+        """``response_fields`` are echoed into every ``Response`` object (the request's
+        ``tools``, ``tool_choice``, ``instructions``, ``temperature``...); they default to no
+        tools and ``tool_choice="auto"``."""
+        if builtin_tools not in ("native", "function_call"):
+            raise ValueError(f"builtin_tools must be 'native' or 'function_call', not {builtin_tools!r}")
+        self.model = model
+        self.id_factory = id_factory
+        self.response_id = response_id or id_factory("resp_")
+        self.created_at = now() if created_at is None else created_at
+        self.prompt_tokens = prompt_tokens
+        self.builtin_tools = builtin_tools
+        self.code_interpreter_container_id = code_interpreter_container_id
+        self.response_fields = dict(response_fields or {})
+        self.state = self.NEW
+
+        self._sequence_number = 0
+        self._router = BlockRouter()
+        self._open: _OpenItem | None = None
+        self._output: list[dict[str, Any]] = []  # completed items, in output order
+        self._pending_logprobs: list[dict[str, Any]] = []
+        self._final: dict[str, Any] | None = None
+
+    # ------------------------------------------------------------------ public API
+
+    def start(self) -> list[ResponseEvent]:
+        """``response.created`` and ``response.in_progress`` (sent once; later calls: [])."""
+        self._check_open("start")
+        if self.state != self.NEW:
+            return []
+        self.state = self.STREAMING
+        return [
+            self._event("response.created", response=self._response_object("in_progress")),
+            self._event("response.in_progress", response=self._response_object("in_progress")),
+        ]
+
+    def step(
+        self, deltas: Sequence[DeltaMessage], *, logprobs: Iterable[dict[str, Any]] | None = None
+    ) -> list[ResponseEvent]:
+        """Events for one engine step's deltas (starting the response if needed)."""
+        events = self.start()
+        if logprobs is not None:
+            self._pending_logprobs.extend(dict(entry) for entry in logprobs)
+        parts = [part for delta in deltas for part in parts_of(delta)]
+        # The step's logprobs go on its last output_text.delta; find it before emitting, as
+        # its message item may be closed (done events sent) later in this same step.
+        last_text = max((i for i, part in enumerate(parts) if part.kind == "content"), default=None)
+        if last_text is None and parts:
+            self._pending_logprobs = []  # only reasoning/argument events: nowhere to put them
+        for i, part in enumerate(parts):
+            logprobs_here: list[dict[str, Any]] = []
+            if i == last_text:
+                logprobs_here, self._pending_logprobs = self._pending_logprobs, []
+            self._feed_part(part, events, logprobs_here)
+        return events
+
+    def finish(self, message: ChatMessage) -> list[ResponseEvent]:
+        """Close the open item and end the response.
+
+        ``message`` is the parser's complete result (finish reason and token counts). Step
+        the parser's ``finish()`` deltas before calling this.
+        """
+        events = self.start()
+        incomplete = message.finish_reason == "length"
+        self._close_open(events, status="incomplete" if incomplete else "completed")
+        self._final = self._response_object(
+            "incomplete" if incomplete else "completed",
+            output=copy.deepcopy(self._output),
+            usage=responses_usage(message, self.prompt_tokens),
+            incomplete_details={"reason": "max_output_tokens"} if incomplete else None,
+        )
+        events.append(
+            self._event("response.incomplete" if incomplete else "response.completed", response=copy.deepcopy(self._final))
+        )
+        self.state = self.FINISHED
+        return events
+
+    def response(self) -> dict[str, Any]:
+        """The final ``Response`` object (after :meth:`finish`)."""
+        if self._final is None:
+            raise ParserStateError("response() is only available after finish()")
+        return copy.deepcopy(self._final)
+
+    # ------------------------------------------------------------------ internals
+
+    def _check_open(self, what: str) -> None:
+        if self.state == self.FINISHED:
+            raise ParserStateError(f"{what}() called after finish()")
+
+    def _event(self, event_type: str, **fields: Any) -> ResponseEvent:
+        event = ResponseEvent(type=event_type, sequence_number=self._sequence_number, **fields)
+        self._sequence_number += 1
+        return event
+
+    def _response_object(self, status: str, *, output: list | None = None, usage: dict | None = None,
+                         incomplete_details: dict | None = None) -> dict[str, Any]:
+        response: dict[str, Any] = {
+            "id": self.response_id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "model": self.model,
+            "output": output if output is not None else [],
+            "parallel_tool_calls": True,
+            "tool_choice": "auto",
+            "tools": [],
+            "error": None,
+            "incomplete_details": incomplete_details,
+            "usage": usage,
+        }
+        response.update(copy.deepcopy(self.response_fields))
+        return response
+
+    def _feed_part(self, part: Part, events: list[ResponseEvent], logprobs: list[dict[str, Any]]) -> None:
+        """Append the events for one part; ``logprobs`` go on its output_text.delta."""
+        if self._router.needs_new_block(part):
+            self._close_open(events, status="completed")
+            self._open_item(part, events)
+        item = self._open
+        assert item is not None
+        if not part.text:
+            return
+        item.text.append(part.text)
+        where = {"item_id": item.item_id, "output_index": item.output_index}
+        if item.item_type == "message":
+            item.logprobs.extend(logprobs)
+            events.append(self._event("response.output_text.delta", **where, content_index=0, delta=part.text,
+                                      logprobs=logprobs))
+        elif item.item_type == "reasoning":
+            events.append(self._event("response.reasoning_text.delta", **where, content_index=0, delta=part.text))
+        elif item.item_type == "function_call":
+            events.append(self._event("response.function_call_arguments.delta", **where, delta=part.text))
+        elif item.item_type == "code_interpreter_call":
+            events.append(self._event("response.code_interpreter_call_code.delta", **where, delta=part.text))
+        # web_search_call: nothing to stream; the action is built from the whole arguments.
+
+    def _open_item(self, part: Part, events: list[ResponseEvent]) -> None:
+        if part.kind == "reasoning":
+            item_type = "reasoning"
+        elif part.kind == "content":
+            item_type = "message"
+        elif part.kind == "tool_call":
+            item_type = "function_call"
+        else:
+            item_type = builtin_item_type(part.name or "", self.builtin_tools)
+        item = _OpenItem(
+            item_type=item_type,
+            output_index=len(self._output),
+            item_id=self.id_factory(_ITEM_ID_PREFIX[item_type]),
+            key=part.key,
+            call_id=part.call_id,
+            name=part.name,
+        )
+        self._open = item
+        self._router.open_key = part.key
+        where = {"output_index": item.output_index}
+        events.append(self._event("response.output_item.added", **where, item=self._item_body(item, "in_progress")))
+        if item_type == "reasoning":
+            events.append(self._event("response.content_part.added", item_id=item.item_id, **where,
+                                      content_index=0, part={"type": "reasoning_text", "text": ""}))
+        elif item_type == "message":
+            events.append(self._event("response.content_part.added", item_id=item.item_id, **where,
+                                      content_index=0, part=_output_text_part("", [])))
+
+    def _close_open(self, events: list[ResponseEvent], *, status: str) -> None:
+        item = self._open
+        if item is None:
+            return
+        text = "".join(item.text)
+        where = {"item_id": item.item_id, "output_index": item.output_index}
+        if item.item_type == "reasoning":
+            events.append(self._event("response.reasoning_text.done", **where, content_index=0, text=text))
+            events.append(self._event("response.content_part.done", **where, content_index=0,
+                                      part={"type": "reasoning_text", "text": text}))
+        elif item.item_type == "message":
+            events.append(self._event("response.output_text.done", **where, content_index=0, text=text,
+                                      logprobs=list(item.logprobs)))
+            events.append(self._event("response.content_part.done", **where, content_index=0,
+                                      part=_output_text_part(text, item.logprobs)))
+        elif item.item_type == "function_call":
+            events.append(self._event("response.function_call_arguments.done", **where, arguments=text))
+        elif item.item_type == "code_interpreter_call":
+            events.append(self._event("response.code_interpreter_call_code.done", **where, code=text))
+        body = self._item_body(item, status)
+        self._output.append(body)
+        events.append(self._event("response.output_item.done", output_index=item.output_index,
+                                  item=copy.deepcopy(body)))
+        self._open = None
+        self._router.open_key = None
+
+    def _item_body(self, item: _OpenItem, status: str) -> dict[str, Any]:
+        """The item object: empty while ``in_progress`` (as ``output_item.added`` shows it),
+        complete otherwise. Always a fresh dict, so emitted events never change later."""
+        done = status != "in_progress"
+        text = "".join(item.text) if done else ""
+        if item.item_type == "reasoning":
+            return {"id": item.item_id, "type": "reasoning", "summary": [],
+                    "content": [{"type": "reasoning_text", "text": text}] if done else [], "status": status}
+        if item.item_type == "message":
+            return {"id": item.item_id, "type": "message", "role": "assistant", "status": status,
+                    "content": [_output_text_part(text, item.logprobs)] if done else []}
+        if item.item_type == "function_call":
+            return {"id": item.item_id, "type": "function_call", "status": status, "call_id": item.call_id,
+                    "name": item.name, "arguments": text}
+        if item.item_type == "code_interpreter_call":
+            return {"id": item.item_id, "type": "code_interpreter_call", "status": status, "code": text,
+                    "container_id": self.code_interpreter_container_id, "outputs": None}
+        if item.item_type == "web_search_call":
+            return {"id": item.item_id, "type": "web_search_call", "status": status,
+                    "action": _browser_action(item.name or "", text if done else None)}
+        raise AssertionError(item.item_type)
+
+
+def _output_text_part(text: str, logprobs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": list(logprobs)}
+
+
+def _browser_action(recipient: str, arguments: str | None) -> dict[str, Any]:
+    """The ``web_search_call.action`` for a gpt-oss browser call (see the module table)."""
+    action_type = _BROWSER_ACTIONS[recipient]
+    args: dict[str, Any] = {}
+    if arguments:
+        try:
+            loaded = json.loads(arguments)
+        except ValueError:
+            loaded = None
+        if isinstance(loaded, dict):
+            args = loaded
+    if action_type == "search":
+        action: dict[str, Any] = {"type": "search"}
+        if isinstance(args.get("query"), str):
+            action["query"] = args["query"]
+        return action
+    if action_type == "open_page":
+        action = {"type": "open_page"}
+        target = args.get("url", args.get("id"))
+        if isinstance(target, str):
+            action["url"] = target
+        return action
+    pattern = args.get("pattern")
+    url = args.get("url")
+    return {"type": "find_in_page", "pattern": pattern if isinstance(pattern, str) else "",
+            "url": url if isinstance(url, str) else ""}
+
+
+def build_response(
+    message: ChatMessage,
+    *,
+    steps: Iterable[Sequence[DeltaMessage]] | None = None,
+    model: str,
+    response_id: str | None = None,
+    created_at: int | None = None,
+    prompt_tokens: int = 0,
+    builtin_tools: BuiltinToolMapping = "native",
+    code_interpreter_container_id: str = "auto",
+    response_fields: Mapping[str, Any] | None = None,
+    id_factory: IdFactory = new_id,
+) -> dict[str, Any]:
+    """A non-streaming ``Response`` built through the same event path as streaming.
+
+    ``steps`` are the delta lists the parser returned; when omitted, one step is synthesised
+    from ``message`` (reasoning, content, built-in calls, calls, in that order).
+    """
+    stream = ResponsesStream(
+        model=model,
+        response_id=response_id,
+        created_at=created_at,
+        prompt_tokens=prompt_tokens,
+        builtin_tools=builtin_tools,
+        code_interpreter_container_id=code_interpreter_container_id,
+        response_fields=response_fields,
+        id_factory=id_factory,
+    )
+    for deltas in steps if steps is not None else [deltas_from_message(message)]:
+        stream.step(deltas)
+    stream.finish(message)
+    return stream.response()

@@ -1,0 +1,237 @@
+"""Payload grammar of DeepSeek R1 / V3 / V3.1 tool calls.
+
+The tool block is the section ``<｜tool▁calls▁begin｜>`` ... ``<｜tool▁calls▁end｜>``; inside
+it every call is delimited by single special tokens, reported as markers::
+
+    R1 / V3:  <｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\\n```json\\n{...}\\n```<｜tool▁call▁end｜>
+    V3.1:     <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
+
+One grammar reads both: after ``<｜tool▁sep｜>`` a JSON value right away means the text
+before the separator was the name (V3.1); otherwise that text is the call type and the
+name follows the separator, up to a newline or the code fence (R1 / V3).
+
+States (``_state``): ``BETWEEN`` (whitespace between calls), ``HEAD`` (text before the
+separator), ``AFTER_SEP`` (deciding the form), ``NAME`` (R1 name after the separator),
+``FENCE`` (skipping the fence up to the JSON value), ``ARGS`` (streaming the value),
+``TAIL`` (closing fence up to ``<｜tool▁call▁end｜>``), ``SKIP`` (a broken call, reported
+up to its end marker).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Mapping
+
+from ..channels.base import DiagnosticLog, MessageSink
+from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+
+__all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
+
+#: marker role -> literal (single added tokens of every DeepSeek V3-family tokenizer)
+DEEPSEEK_MARKERS = {
+    "call_begin": "<｜tool▁call▁begin｜>",
+    "sep": "<｜tool▁sep｜>",
+    "call_end": "<｜tool▁call▁end｜>",
+}
+
+_BETWEEN, _HEAD, _AFTER_SEP, _NAME, _FENCE, _ARGS, _TAIL, _SKIP = range(8)
+_STATE_NAMES = ("BETWEEN", "HEAD", "AFTER_SEP", "NAME", "FENCE", "ARGS", "TAIL", "SKIP")
+_NON_WHITESPACE = re.compile(r"\S")
+#: where an R1 name ends: a newline, the code fence or the JSON value itself
+_NAME_END = re.compile(r"[\r\n`{\[]")
+#: the code fence around R1 arguments: backticks, an optional language word, whitespace
+_FENCE_TEXT = re.compile(r"(?:\s|```[A-Za-z]*)*")
+_VALUE_START = re.compile(r"[{\[]")
+_TAIL_TEXT = re.compile(r"(?:\s|`)*")
+
+
+class DeepSeekGrammar:
+    """DeepSeek R1 / V3 / V3.1 tool section (see the module docstring)."""
+
+    markers: ClassVar[Mapping[str, str]] = DEEPSEEK_MARKERS
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
+        self._out = out
+        self._log = log
+        self._strict = log.strict
+        self._state = _BETWEEN
+        self._head: list[str] = []  # text before the separator (type or V3.1 name)
+        self._name: list[str] = []  # R1 name text after the separator
+        self._fence: list[str] = []  # R1 opening code fence, up to the JSON value
+        self._chars = 0
+        self._args: JsonArgsStream | None = None
+        self._open_call = False
+        self._stray: list[str] = []  # text outside the syntax, reported at the block end
+        self._skip_reason: str | None = None  # why the current call is being skipped
+        self._tail_dirty = False  # text other than the closing fence followed the arguments
+        self._last_pos: int | None = None
+
+    # -- PayloadGrammar ----------------------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        i = 0
+        n = len(text)
+        while i < n:
+            state = self._state
+            if state == _ARGS:
+                try:
+                    end = self._args.feed(text, i)  # type: ignore[union-attr]
+                except ArgsError as exc:
+                    self._broken(f"arguments of {self._call_name()!r} are not JSON: {exc.message}", exc.rest)
+                    return
+                if end < 0:
+                    return
+                self._state = _TAIL
+                self._tail_dirty = False
+                i = end
+            elif state == _HEAD or state == _NAME:
+                parts = self._head if state == _HEAD else self._name
+                if state == _NAME:
+                    m = _NAME_END.search(text, i)
+                    if m is not None:
+                        parts.append(text[i : m.start()])
+                        i = m.start()
+                        self._begin(r1=True)
+                        continue
+                parts.append(text[i:])
+                self._chars += n - i
+                if self._chars > MAX_NAME_CHARS:
+                    self._broken(f"tool name longer than {MAX_NAME_CHARS} characters", "")
+                return
+            elif state == _AFTER_SEP:
+                m = _NON_WHITESPACE.search(text, i)
+                if m is None:
+                    return
+                i = m.start()
+                if text[i] in "{[":
+                    self._begin(r1=False)  # V3.1: the head was the name
+                else:
+                    self._state = _NAME
+            elif state == _FENCE:
+                # everything up to the JSON value is the opening fence; it may be cut by
+                # chunk ends anywhere ("``" + "`js" + "on\n"), so it is judged once complete
+                j = _VALUE_START.search(text, i)
+                self._fence.append(text[i : n if j is None else j.start()])
+                if j is None:
+                    if sum(map(len, self._fence)) > MAX_NAME_CHARS:
+                        self._broken("no JSON arguments after the tool name", "".join(self._fence))
+                    return
+                fence = "".join(self._fence)
+                self._fence = []
+                if not _FENCE_TEXT.fullmatch(fence):
+                    self._stray.append(fence)
+                i = j.start()
+                self._start_args()
+            elif state == _TAIL and not self._tail_dirty:
+                # the closing fence; anything else up to the end marker is reported
+                j = _TAIL_TEXT.match(text, i).end()  # type: ignore[union-attr]
+                if j < n:
+                    self._tail_dirty = True
+                    self._stray.append(text[j:])
+                return
+            else:  # _BETWEEN, _SKIP, or _TAIL after stray text: kept whole (whitespace
+                # included, so the report is the same however the text was chunked)
+                self._stray.append(text[i:])
+                return
+
+    def marker(self, role: str, pos: int) -> None:
+        self._last_pos = pos
+        state = self._state
+        if role == "call_begin":
+            if state != _BETWEEN:
+                self._end_call(pos, "the next call began")
+            self._state = _HEAD
+            self._head = []
+            self._name = []
+            self._chars = 0
+        elif role == "sep" and state == _HEAD:
+            self._state = _AFTER_SEP
+        elif role == "call_end" and state != _BETWEEN:
+            self._end_call(pos, None)
+        else:
+            literal = self.markers.get(role, role)
+            self._log.report(DIAG, f"unexpected {literal} in a DeepSeek tool section ({_STATE_NAMES[state]})", pos)
+
+    def close(self, pos: int, at_eos: bool) -> None:
+        if self._state != _BETWEEN:
+            self._end_call(pos, "the stream ended" if at_eos else "the tool section ended")
+        self._flush_stray(pos)
+
+    # -- calls -------------------------------------------------------------------------------
+
+    def _call_name(self) -> str:
+        return "".join(self._name if self._name else self._head).strip()
+
+    def _begin(self, *, r1: bool) -> None:
+        name = "".join(self._name if r1 else self._head).strip()
+        if not name:
+            self._broken("tool call without a name", "")
+            return
+        self._out.tool_begin(name, pos=self._last_pos)
+        self._open_call = True
+        self._state = _FENCE if r1 else _ARGS
+        if not r1:
+            self._args = JsonArgsStream(self._out, strict=self._strict)
+
+    def _start_args(self) -> None:
+        self._args = JsonArgsStream(self._out, strict=self._strict)
+        self._state = _ARGS
+
+    def _end_call(self, pos: int, why: str | None) -> None:
+        """The call ends: at its end marker (``why`` None) or cut short by ``why``."""
+        state = self._state
+        if state == _NAME:
+            # ``function<｜tool▁sep｜>NAME<｜tool▁call▁end｜>``: a call without arguments
+            self._begin(r1=True)
+            state = self._state
+        if self._open_call:
+            if state == _ARGS:
+                missing = self._args.finish()  # type: ignore[union-attr]
+                if missing is not None:
+                    self._log.report(DIAG, f"arguments of {self._call_name()!r} cut short: {missing}", pos)
+            elif state == _FENCE and why is not None:
+                self._log.report(DIAG, f"{why} before the arguments of {self._call_name()!r}", pos)
+            self._out.tool_end(pos)
+            self._open_call = False
+        elif state in (_HEAD, _AFTER_SEP):
+            head = "".join(self._head)
+            reason = why or "the call ended"
+            self._log.report(DIAG, f"{reason} before the tool name was complete; no call was made", pos, text=head or None)
+        self._args = None
+        self._fence = []
+        self._state = _BETWEEN
+        if why is not None or state == _SKIP:
+            self._flush_stray(pos)
+
+    def _broken(self, message: str, rest: str) -> None:
+        """The call cannot be read further: end it; its remaining text is reported at its end.
+
+        One diagnostic per broken call, whatever the chunking: the text is collected until
+        the call's end marker (or the section's end) and reported with the reason.
+        """
+        if self._open_call:
+            self._out.tool_end(self._last_pos)
+            self._open_call = False
+        else:
+            rest = "".join(self._head) + "".join(self._name) + rest
+        self._flush_stray(self._last_pos)
+        self._skip_reason = message
+        self._stray.append(rest)
+        self._args = None
+        self._state = _SKIP
+
+    def _flush_stray(self, pos: int | None) -> None:
+        stray = "".join(self._stray)
+        self._stray = []
+        reason, self._skip_reason = self._skip_reason, None
+        if reason is not None:
+            self._log.report(DIAG, f"DeepSeek tool call: {reason}", pos, text=stray or None)
+        elif stray.strip():
+            self._log.report(DIAG, "text in a DeepSeek tool section that is not a call", pos, text=stray)
+
+
+class DeepSeekV3Grammar(DeepSeekGrammar):
+    """DeepSeek R1 / V3 (``function<｜tool▁sep｜>NAME`` + fenced JSON); reads V3.1 too."""
+
+
+class DeepSeekV31Grammar(DeepSeekGrammar):
+    """DeepSeek V3.1 (``NAME<｜tool▁sep｜>{json}``); reads R1 / V3 too."""

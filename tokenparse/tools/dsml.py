@@ -1,0 +1,47 @@
+"""Payload grammar of DeepSeek V3.2 / V4 DSML tool calls.
+
+Inside ``<｜DSML｜function_calls>`` (V3.2) or ``<｜DSML｜tool_calls>`` (V4) ... matching close
+tag; ``｜`` is U+FF5C FULLWIDTH VERTICAL LINE::
+
+    <｜DSML｜invoke name="NAME">
+    <｜DSML｜parameter name="KEY" string="true">raw text</｜DSML｜parameter>
+    <｜DSML｜parameter name="KEY" string="false">JSON source</｜DSML｜parameter>
+    </｜DSML｜invoke>
+
+DeepSeek's encoder writes a string argument verbatim with ``string="true"`` and any other
+value as ``json.dumps`` with ``string="false"``. In the V4 tokenizer ``｜DSML｜`` is one added
+(non-special) token that decodes as text, and every tag is several tokens: the grammar reads
+the tags as text.
+"""
+from __future__ import annotations
+
+from ._xml_common import TO_ATTRS, TO_BODY, XmlPayloadGrammar, XmlSyntax
+
+__all__ = ["DsmlGrammar", "DSML_SYNTAX", "DSML"]
+
+DSML = "｜DSML｜"
+
+DSML_SYNTAX = XmlSyntax(
+    label="DSML",
+    call_open=f'<{DSML}invoke name="',
+    name_ends={'"': TO_ATTRS, ">": TO_BODY},
+    param_open=f'<{DSML}parameter name="',
+    key_ends={'"': TO_ATTRS, ">": TO_BODY},
+    value_open=None,
+    value_close=f"</{DSML}parameter>",
+    call_close=f"</{DSML}invoke>",
+    type_attribute="string",
+)
+
+
+class DsmlGrammar(XmlPayloadGrammar):
+    """DeepSeek V3.2 / V4 DSML invokes (the same grammar inside either block tag).
+
+    ``string="true"``: the value is a raw string, streamed JSON-escaped and verbatim (no
+    whitespace removed). ``string="false"``: the value is JSON source, emitted unchanged once
+    complete when it parses (falls back to a JSON string plus a diagnostic when it does not).
+    Without the attribute the tool's schema decides, as in the other XML formats.
+    """
+
+    syntax = DSML_SYNTAX
+    __slots__ = ()

@@ -1,0 +1,404 @@
+"""Payload grammars whose arguments are the model's own JSON text.
+
+* :class:`JsonEnvelopeGrammar` -- Qwen3 / Hermes ``<tool_call>{"name": N, "arguments": {...}}</tool_call>``
+  (``"parameters"`` is accepted too; a JSON array of envelopes as well).
+* :class:`Llama3Grammar` -- Llama 3 ``{"name": N, "parameters": {...}}`` after
+  ``<|python_tag|>`` or as the whole response; several calls may be separated by ``;``.
+* :class:`MistralGrammar` -- Mistral ``[TOOL_CALLS]name[ARGS]{...}`` (tokenizer v11+, with an
+  optional ``[CALL_ID]id`` before ``[ARGS]``) and the older ``[TOOL_CALLS][{"name": ..., "arguments": ...}]``.
+
+Every grammar streams arguments as raw source text the moment it is scanned (no decoding,
+no re-serialisation, duplicate keys kept), and scans each character once.
+:class:`JsonArgsStream` is the shared piece: one JSON value streamed to ``tool_args``.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Mapping
+
+from ..channels.base import DiagnosticLog, MessageSink
+from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
+from ..json.errors import JsonStreamError
+from ..json.scanner import JsonValueScanner
+
+__all__ = ["JsonArgsStream", "JsonEnvelopeGrammar", "Llama3Grammar", "MistralGrammar"]
+
+_NON_WHITESPACE = re.compile(r"\S")
+#: diagnostic code of every payload problem (``ToolCallError`` in strict mode)
+DIAG = "tool_call"
+#: longest tool name / call id kept while waiting for its terminator
+MAX_NAME_CHARS = 1024
+
+
+class ArgsError(Exception):
+    """The arguments stopped being JSON; ``rest`` is the text from the offending token on."""
+
+    def __init__(self, message: str, rest: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rest = rest
+
+
+#: longest unfinished number / literal / escape held back at a chunk end
+_MAX_TOKEN_TAIL = 64
+_TOKEN_CHARS = frozenset("+-.0123456789eEtrufalsn")
+
+
+class JsonArgsStream:
+    """Streams one JSON value to ``out.tool_args`` as it is scanned.
+
+    Leading whitespace is skipped; the value's own text is emitted verbatim, chunk by
+    chunk, and nothing after its end. ``feed`` returns the index just past the value, or
+    ``-1`` when the value continues in the next chunk.
+
+    An unfinished escape, number or literal at the end of a chunk is held back until the
+    next chunk completes it: the scanner reports a bad token at its first character, so
+    holding it is what keeps the split between arguments and the reported rest the same
+    however the text was chunked (stream == complete, even for malformed arguments).
+    """
+
+    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted")
+
+    def __init__(self, out: MessageSink, *, strict: bool = False) -> None:
+        self._out = out
+        self._scanner = JsonValueScanner(allow_control_chars=not strict)
+        self._fed = 0  # characters the scanner has consumed
+        self._held = ""  # scanned but not yet emitted: a possibly unfinished token
+        self.emitted = False
+
+    @property
+    def done(self) -> bool:
+        return self._scanner.done
+
+    @property
+    def started(self) -> bool:
+        return self._scanner.started
+
+    def feed(self, text: str, i: int = 0) -> int:
+        scanner = self._scanner
+        if not scanner.started:
+            m = _NON_WHITESPACE.search(text, i)
+            if m is None:
+                return -1
+            i = m.start()
+        base = self._fed  # scanner offset of text[i]
+        held = self._held
+        try:
+            end = scanner.feed(text, i)
+        except JsonStreamError as exc:
+            bad = exc.offset if exc.offset is not None else base
+            if bad >= base:
+                cut = min(len(text), i + bad - base)
+                good, rest = held + text[i:cut], text[cut:]
+            else:  # the bad token began in the held-back tail
+                keep = max(0, len(held) - (base - bad))
+                good, rest = held[:keep], held[keep:] + text[i:]
+            self._held = ""
+            if good:
+                self._emit(good)
+            raise ArgsError(exc.message, rest) from None
+        if end >= 0:
+            self._fed += end - i
+            self._held = ""
+            if held or end > i:
+                self._emit(held + text[i:end])
+            return end
+        self._fed += len(text) - i
+        pending = held + text[i:] if held else (text[i:] if i else text)
+        tail = self._unfinished_tail(pending)
+        self._held = pending[len(pending) - tail :] if tail else ""
+        if tail < len(pending):
+            self._emit(pending[: len(pending) - tail])
+        return -1
+
+    def _unfinished_tail(self, text: str) -> int:
+        """Length of the end of ``text`` that may be an unfinished escape, number or literal."""
+        n = len(text)
+        if self._scanner.in_string:
+            k = text.rfind("\\", max(0, n - 6))
+            return n - k if k != -1 else 0
+        k = n
+        limit = max(0, n - _MAX_TOKEN_TAIL)
+        while k > limit and text[k - 1] in _TOKEN_CHARS:
+            k -= 1
+        return n - k
+
+    def finish(self) -> str | None:
+        """End of input: ``None`` if the value is complete, else what is missing."""
+        held, self._held = self._held, ""
+        if held:
+            self._emit(held)
+        try:
+            self._scanner.finish()
+        except JsonStreamError as exc:
+            return exc.message
+        return None
+
+    def _emit(self, text: str) -> None:
+        self.emitted = True
+        self._out.tool_args(text)
+
+
+class JsonEnvelopeGrammar:
+    """Qwen3 / Hermes tool block: one JSON envelope (or an array of them) per block.
+
+    Each envelope becomes one call; arguments stream as source text, arguments written
+    before the name are held until the name is known, a call without arguments gets ``{}``.
+    Several envelopes in one block (separated by whitespace or :attr:`separators`) are
+    several calls. Text outside the envelopes and unreadable payloads are reported as
+    diagnostics that carry the text; once a payload fails, the rest of the block is
+    reported rather than guessed at.
+    """
+
+    #: in-block special tokens (none: the envelope is plain text)
+    markers: ClassVar[Mapping[str, str]] = {}
+    name_keys: ClassVar[tuple[str, ...]] = ("name",)
+    args_keys: ClassVar[tuple[str, ...]] = ("arguments", "parameters")
+    #: characters that may separate envelopes besides whitespace
+    separators: ClassVar[str] = ""
+    label: ClassVar[str] = "JSON"
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
+        self._out = out
+        self._log = log
+        self._reader: EnvelopeReader | None = None
+        self._stray: list[str] = []  # text outside any envelope
+        self._failed = False
+        self._in_stray = False  # inside text that is not an envelope
+        self._envelope_text: list[str] = []  # text fed to the open envelope (reported if it breaks)
+        self._began = False  # the open envelope has emitted its call
+        self._envelopes = 0
+        self._skip = re.compile(r"[^\s" + re.escape(self.separators) + "]")
+
+    def text(self, text: str) -> None:
+        if self._failed:
+            self._stray.append(text)
+            return
+        i = 0
+        n = len(text)
+        while i < n:
+            reader = self._reader
+            if reader is None:
+                if self._in_stray:
+                    # not an envelope: keep it for the diagnostic, up to the next candidate
+                    j = _next_envelope_start(text, i)
+                    self._stray.append(text[i:j])
+                    if j == n:
+                        return
+                    i = j
+                    self._in_stray = False
+                m = self._skip.search(text, i)
+                if m is None:
+                    return
+                i = m.start()
+                if text[i] not in "{[":
+                    self._in_stray = True
+                    continue
+                reader = self._reader = EnvelopeReader(self.name_keys, self.args_keys, allow_array=True)
+                self._envelopes += 1
+                self._began = False
+            chunk = text[i:] if i else text
+            self._envelope_text.append(chunk)
+            self._dispatch(reader.feed(chunk))
+            if not reader.done:
+                return
+            self._reader = None
+            self._report_errors(reader)
+            if reader.failed:
+                # the whole broken envelope and the rest of the block are reported as
+                # written (where it broke depends on nothing but the text)
+                self._failed = True
+                self._stray.append("".join(self._envelope_text))
+                self._envelope_text = []
+                return
+            self._envelope_text = []
+            i += reader.rest_index
+
+    def marker(self, role: str, pos: int) -> None:
+        self._log.report(DIAG, f"unexpected structural token {role!r} inside a {self.label} tool block", pos)
+
+    def close(self, pos: int, at_eos: bool) -> None:
+        reader = self._reader
+        self._reader = None
+        if reader is not None:
+            self._dispatch(reader.finish())
+            self._report_errors(reader, pos)
+            if not self._began:  # cut short before its name: keep what it said
+                self._stray.append("".join(self._envelope_text))
+            self._envelope_text = []
+        stray = "".join(self._stray)
+        self._stray = []
+        if stray.strip():
+            self._log.report(DIAG, f"text in a {self.label} tool block that is not a call envelope", pos, text=stray)
+        elif not self._envelopes:
+            self._log.report(DIAG, f"empty {self.label} tool block", pos)
+
+    def _dispatch(self, events: list) -> None:
+        out = self._out
+        for event in events:
+            if type(event) is CallArgs:
+                out.tool_args(event.text)
+            elif type(event) is CallBegin:
+                out.tool_begin(event.name)
+                self._began = True
+            elif type(event) is CallEnd:
+                out.tool_end()
+
+    def _report_errors(self, reader: EnvelopeReader, pos: int | None = None) -> None:
+        for error in reader.errors:
+            self._log.report(DIAG, f"{self.label} tool call: {error.message}", pos, text=error.text)
+        reader.errors.clear()
+
+
+def _next_envelope_start(text: str, i: int) -> int:
+    """Index of the next ``{`` or ``[`` from ``i`` (or the end)."""
+    j = len(text)
+    for opener in "{[":
+        k = text.find(opener, i, j)
+        if k != -1:
+            j = k
+    return j
+
+
+class Llama3Grammar(JsonEnvelopeGrammar):
+    """Llama 3.x JSON tool calling: ``{"name": N, "parameters": {...}}``, calls separated by ``;``.
+
+    Used after ``<|python_tag|>`` and for a response that is a bare envelope. Llama's
+    built-in tools written as Python (``brave_search.call(query=...)``) are not JSON and are
+    reported as a diagnostic with their text.
+    """
+
+    separators = ";"
+    label = "Llama 3"
+
+
+# -- Mistral -------------------------------------------------------------------------------
+
+_M_START, _M_NAME, _M_CALL_ID, _M_ARGS, _M_AFTER, _M_ENVELOPE, _M_STRAY = range(7)
+
+
+class MistralGrammar:
+    """Mistral ``[TOOL_CALLS]`` block: ``name[ARGS]{...}`` or a JSON array of envelopes.
+
+    States (``_state``): ``START`` decides the form on the first non-whitespace character
+    (``[``/``{``: the older JSON form, handled by :class:`JsonEnvelopeGrammar`; anything
+    else is a name); ``NAME`` collects the name up to ``[ARGS]`` (or ``[CALL_ID]``, whose
+    text is the model's own call id, kept as the call's id); ``ARGS`` streams the JSON
+    value; ``AFTER`` follows a complete value (whitespace; other text starts a further
+    ``name[ARGS]`` call); ``STRAY`` reports the rest of a broken block.
+    """
+
+    markers: ClassVar[Mapping[str, str]] = {"args": "[ARGS]", "call_id": "[CALL_ID]"}
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
+        self._out = out
+        self._log = log
+        self._strict = log.strict
+        self._state = _M_START
+        self._name: list[str] = []
+        self._name_len = 0
+        self._call_id: list[str] = []
+        self._args: JsonArgsStream | None = None
+        self._envelope: JsonEnvelopeGrammar | None = None
+        self._stray: list[str] = []
+        self._fail_reason: str | None = None
+
+    def text(self, text: str) -> None:
+        i = 0
+        n = len(text)
+        while i < n:
+            state = self._state
+            if state == _M_ARGS:
+                try:
+                    end = self._args.feed(text, i)  # type: ignore[union-attr]
+                except ArgsError as exc:
+                    self._fail(f"arguments are not JSON: {exc.message}", exc.rest)
+                    return
+                if end < 0:
+                    return
+                self._out.tool_end()
+                self._args = None
+                self._state = _M_AFTER
+                i = end
+            elif state == _M_START or state == _M_AFTER:
+                m = _NON_WHITESPACE.search(text, i)
+                if m is None:
+                    return
+                i = m.start()
+                if state == _M_START and text[i] in "[{":
+                    self._envelope = JsonEnvelopeGrammar(self._out, self._log)
+                    self._state = _M_ENVELOPE
+                else:
+                    self._state = _M_NAME
+            elif state == _M_NAME or state == _M_CALL_ID:
+                parts = self._name if state == _M_NAME else self._call_id
+                parts.append(text[i:])
+                self._name_len += n - i
+                if self._name_len > MAX_NAME_CHARS:
+                    self._fail("tool name longer than %d characters without [ARGS]" % MAX_NAME_CHARS, "")
+                return
+            elif state == _M_ENVELOPE:
+                self._envelope.text(text[i:] if i else text)  # type: ignore[union-attr]
+                return
+            else:  # _M_STRAY
+                self._stray.append(text[i:])
+                return
+
+    def marker(self, role: str, pos: int) -> None:
+        state = self._state
+        if role == "call_id" and state == _M_NAME:
+            self._state = _M_CALL_ID
+            return
+        if role == "args" and state in (_M_NAME, _M_CALL_ID):
+            name = "".join(self._name).strip()
+            call_id = "".join(self._call_id).strip() or None
+            self._name = []
+            self._call_id = []
+            self._name_len = 0
+            if not name:
+                self._fail("[ARGS] without a tool name", "", pos)
+                return
+            self._out.tool_begin(name, call_id=call_id, pos=pos)
+            self._args = JsonArgsStream(self._out, strict=self._strict)
+            self._state = _M_ARGS
+            return
+        self._log.report(DIAG, f"unexpected {self.markers.get(role, role)} in a Mistral tool block", pos)
+
+    def close(self, pos: int, at_eos: bool) -> None:
+        state = self._state
+        if state == _M_ARGS:
+            missing = self._args.finish()  # type: ignore[union-attr]
+            if missing is not None:
+                self._log.report(DIAG, f"Mistral tool call arguments cut short: {missing}", pos)
+            self._out.tool_end(pos)
+        elif state == _M_NAME or state == _M_CALL_ID:
+            text = "".join(self._name)
+            if self._call_id:
+                text += "[CALL_ID]" + "".join(self._call_id)
+            if text.strip():
+                self._log.report(DIAG, "Mistral tool block ended before [ARGS]; no call was made", pos, text=text)
+        elif state == _M_ENVELOPE:
+            self._envelope.close(pos, at_eos)  # type: ignore[union-attr]
+        elif state == _M_START:
+            self._log.report(DIAG, "empty Mistral tool block", pos)
+        stray = "".join(self._stray)
+        if self._fail_reason is not None:
+            self._log.report(DIAG, f"Mistral tool call: {self._fail_reason}", pos, text=stray or None)
+        elif stray.strip():
+            self._log.report(DIAG, "text in a Mistral tool block that is not a call", pos, text=stray)
+        self._state = _M_STRAY
+        self._stray = []
+        self._fail_reason = None
+
+    def _fail(self, message: str, rest: str, pos: int | None = None) -> None:
+        """The block cannot be read further; its remaining text is reported once, at its end."""
+        if self._state == _M_ARGS:
+            self._out.tool_end(pos)
+            self._args = None
+        else:
+            rest = "".join(self._name) + ("[CALL_ID]" + "".join(self._call_id) if self._call_id else "") + rest
+            self._name = []
+            self._call_id = []
+        self._state = _M_STRAY
+        self._fail_reason = message
+        self._stray.append(rest)

@@ -1,0 +1,159 @@
+"""Payload grammar of Kimi-K2 tool calls.
+
+The tool block is the section ``<|tool_calls_section_begin|>`` ... ``<|tool_calls_section_end|>``;
+inside it each call is::
+
+    <|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...}<|tool_call_end|>
+
+The text between ``<|tool_call_begin|>`` and ``<|tool_call_argument_begin|>`` is the model's
+own call id; it is kept as the call's ``id`` (Kimi's template sends it back with the tool
+result), and the name is read from it (``functions.`` prefix and ``:IDX`` suffix removed).
+
+States (``_state``): ``BETWEEN`` (whitespace between calls), ``CALL_ID`` (the id text),
+``ARGS`` (the JSON value, streamed), ``TAIL`` (after the value, up to ``<|tool_call_end|>``),
+``SKIP`` (a broken call, reported up to its end marker).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Mapping
+
+from ..channels.base import DiagnosticLog, MessageSink
+from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+
+__all__ = ["KimiK2Grammar", "KIMI_MARKERS", "kimi_tool_name"]
+
+#: marker role -> literal (single added tokens of the Kimi-K2 tokenizer)
+KIMI_MARKERS = {
+    "call_begin": "<|tool_call_begin|>",
+    "arg_begin": "<|tool_call_argument_begin|>",
+    "call_end": "<|tool_call_end|>",
+}
+
+_BETWEEN, _CALL_ID, _ARGS, _TAIL, _SKIP = range(5)
+_INDEX_SUFFIX = re.compile(r":\d+\Z")
+
+
+def kimi_tool_name(call_id: str) -> str:
+    """``functions.get_weather:0`` -> ``get_weather``."""
+    name = call_id.strip()
+    if name.startswith("functions."):
+        name = name[len("functions.") :]
+    return _INDEX_SUFFIX.sub("", name)
+
+
+class KimiK2Grammar:
+    """Kimi-K2 tool section (see the module docstring)."""
+
+    markers: ClassVar[Mapping[str, str]] = KIMI_MARKERS
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
+        self._out = out
+        self._log = log
+        self._strict = log.strict
+        self._state = _BETWEEN
+        self._call_id: list[str] = []
+        self._chars = 0
+        self._args: JsonArgsStream | None = None
+        self._open_call = False
+        self._stray: list[str] = []
+        self._skip_reason: str | None = None
+        self._last_pos: int | None = None
+
+    def text(self, text: str) -> None:
+        state = self._state
+        if state == _ARGS:
+            try:
+                end = self._args.feed(text)  # type: ignore[union-attr]
+            except ArgsError as exc:
+                self._out.tool_end(self._last_pos)
+                self._open_call = False
+                self._skip(f"arguments are not JSON: {exc.message}", exc.rest)
+                return
+            if end < 0:
+                return
+            self._state = _TAIL
+            text = text[end:]
+            state = _TAIL
+            if not text:
+                return
+        if state == _CALL_ID:
+            self._call_id.append(text)
+            self._chars += len(text)
+            if self._chars > MAX_NAME_CHARS:
+                self._skip(f"call id longer than {MAX_NAME_CHARS} characters", "".join(self._call_id))
+                self._call_id = []
+        else:  # between calls or after the arguments: whitespace is formatting, the rest
+            # is reported (kept whole, so the report does not depend on chunking)
+            self._stray.append(text)
+
+    def marker(self, role: str, pos: int) -> None:
+        self._last_pos = pos
+        state = self._state
+        if role == "call_begin":
+            if state != _BETWEEN:
+                self._end_call(pos, "the next call began")
+            self._state = _CALL_ID
+            self._call_id = []
+            self._chars = 0
+        elif role == "arg_begin" and state == _CALL_ID:
+            raw = "".join(self._call_id).strip()
+            self._call_id = []
+            name = kimi_tool_name(raw)
+            if not name:
+                self._skip("tool call without a name", raw)
+                return
+            self._out.tool_begin(name, call_id=raw, pos=pos)
+            self._open_call = True
+            self._args = JsonArgsStream(self._out, strict=self._strict)
+            self._state = _ARGS
+        elif role == "call_end" and state != _BETWEEN:
+            self._end_call(pos, None)
+        else:
+            literal = self.markers.get(role, role)
+            self._log.report(DIAG, f"unexpected {literal} in a Kimi-K2 tool section", pos)
+
+    def close(self, pos: int, at_eos: bool) -> None:
+        if self._state != _BETWEEN:
+            self._end_call(pos, "the stream ended" if at_eos else "the tool section ended")
+        self._flush_stray(pos)
+
+    def _end_call(self, pos: int, why: str | None) -> None:
+        state = self._state
+        if self._open_call:
+            if state == _ARGS:
+                missing = self._args.finish()  # type: ignore[union-attr]
+                if missing is not None:
+                    self._log.report(DIAG, f"Kimi-K2 tool call arguments cut short: {missing}", pos)
+            self._out.tool_end(pos)
+            self._open_call = False
+        elif state == _CALL_ID and why is None and kimi_tool_name("".join(self._call_id)):
+            # ``<|tool_call_begin|>functions.f:0<|tool_call_end|>``: a call without arguments
+            raw = "".join(self._call_id).strip()
+            self._out.tool_begin(kimi_tool_name(raw), call_id=raw, pos=pos)
+            self._out.tool_end(pos)
+        elif state == _CALL_ID:
+            raw = "".join(self._call_id)
+            self._log.report(
+                DIAG, f"{why or 'the call ended'} before <|tool_call_argument_begin|>; no call was made", pos, text=raw or None
+            )
+        self._call_id = []
+        self._args = None
+        self._state = _BETWEEN
+        self._flush_stray(pos)
+
+    def _skip(self, reason: str, text: str) -> None:
+        """The call cannot be read further; its text is reported once, at its end marker."""
+        self._flush_stray(self._last_pos)
+        self._skip_reason = reason
+        self._stray.append(text)
+        self._state = _SKIP
+
+    def _flush_stray(self, pos: int | None) -> None:
+        stray = "".join(self._stray)
+        self._stray = []
+        reason, self._skip_reason = self._skip_reason, None
+        if reason is not None:
+            self._log.report(DIAG, f"Kimi-K2 tool call: {reason}", pos, text=stray or None)
+        elif stray.strip():
+            self._log.report(DIAG, "text in a Kimi-K2 tool section that is not a call", pos, text=stray)
