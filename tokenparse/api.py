@@ -11,6 +11,9 @@ from .profiles import get_profile
 from .tokenizers.table import TokenTable
 from .toolset import ToolSet
 
+if False:  # pragma: no cover - typing only
+    from .json import PartialJson
+
 __all__ = ["load", "Model", "Parser"]
 
 
@@ -156,6 +159,8 @@ class Parser:
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
         self.state = _OPEN
         self._finish_reason: str | None = None
+        # lazily created JSON readers: key -> [reader, fragments fed, finished]
+        self._json_readers: dict[object, list] = {}
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -206,6 +211,39 @@ class Parser:
     def result(self) -> ChatMessage:
         """The complete message so far (final once ``finish`` has been called)."""
         return self._assembler.message(self._finish_reason)
+
+    # -- streaming JSON views ----------------------------------------------------------------
+
+    def tool_call_json(self, index: int) -> "PartialJson":
+        """A :class:`tokenparse.json.PartialJson` over tool call ``index``'s arguments so far.
+
+        Brought up to date on each call (only the new fragments are read, so polling after
+        every feed is linear overall); use ``.snapshot()`` for the best-effort partial value,
+        ``.settled()`` for the top-level keys whose values can no longer change, ``.done`` /
+        ``.value`` once the arguments are complete. Arguments that stop being JSON are
+        recorded in ``.errors`` rather than raised. Costs nothing unless called.
+        """
+        parts, ended = self._assembler.argument_parts(index)
+        return self._sync_json(("call", index), parts, ended)
+
+    def content_json(self) -> "PartialJson":
+        """The same view over the response content, for structured (JSON) output."""
+        return self._sync_json("content", self._assembler.content_parts(), self.state is _FINISHED)
+
+    def _sync_json(self, key: object, parts: list[str], ended: bool) -> "PartialJson":
+        from .json import PartialJson
+
+        entry = self._json_readers.get(key)
+        if entry is None:
+            entry = self._json_readers[key] = [PartialJson(strict=False), 0, False]
+        reader, fed, finished = entry
+        for text in parts[fed:]:
+            reader.feed(text)
+        entry[1] = len(parts)
+        if ended and not finished:
+            reader.finish()
+            entry[2] = True
+        return reader
 
 
 def _as_id_list(token_ids: Any) -> list[int]:

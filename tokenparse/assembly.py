@@ -221,6 +221,14 @@ class Assembler:
     def emitted_tool_calls(self) -> int:
         return len(self._calls)
 
+    def argument_parts(self, index: int) -> tuple[list[str], bool]:
+        """Argument fragments of accepted call ``index`` so far, and whether the call ended."""
+        call = self._calls[index]
+        return call.args, call is not self._call
+
+    def content_parts(self) -> list[str]:
+        return self._content
+
 
 # Validating a plain dict skips the Python-level ``BaseModel.__init__``; the result is the
 # same validated model (this is what ``model_validate`` does).
