@@ -169,21 +169,29 @@ def predict_reparse_s(step: Callable[[str], Any], doc: str, chunk: int) -> float
     return statistics.mean(costs) * count
 
 
-def predict_snapshot_s(doc: str, chunk: int, feed_ms: float) -> float:
-    """Predicted seconds of feed+snapshot: feed time plus snapshot cost sampled along the way."""
+def predict_snapshot_s(doc: str, chunk: int) -> float:
+    """Predicted seconds of feed+snapshot per chunk: the real loop is timed over a window of
+    chunks at evenly spaced points (after one untimed snapshot has caught up), and the mean
+    cost per chunk multiplied by the number of chunks."""
     chunks = chunked(doc, chunk)
+    window = max(1, min(50, len(chunks) // 16))
+    marks = {round(len(chunks) * (k + 0.5) / 8) for k in range(8)}
     reader = PartialJson()
-    marks = {max(0, round(len(chunks) * (k + 0.5) / 8) - 1) for k in range(8)}
     costs = []
-    for index, piece in enumerate(chunks):
-        reader.feed(piece)
-        if index in marks:
+    index = 0
+    while index < len(chunks):
+        if index in marks and index + window <= len(chunks):
+            reader.snapshot()
             start = time.perf_counter()
-            for _ in range(3):
-                reader.feed("")  # invalidates the cached snapshot, like a new chunk would
+            for piece in chunks[index:index + window]:
+                reader.feed(piece)
                 reader.snapshot()
-            costs.append((time.perf_counter() - start) / 3)
-    return feed_ms / 1000 + statistics.mean(costs) * len(chunks)
+            costs.append((time.perf_counter() - start) / window)
+            index += window
+        else:
+            reader.feed(chunks[index])
+            index += 1
+    return statistics.mean(costs) * len(chunks)
 
 
 def pjp_step(buf: str) -> Any:
@@ -241,7 +249,7 @@ def main() -> None:
                 runs = options.runs if size <= SIZES["64KB"] else max(3, options.runs // 2)
                 env = median_ms(lambda: run_envelope(chunks), runs)
                 feed = median_ms(lambda: run_feed(chunks), runs)
-                snap, snap_measured = measure(run_feed_snapshot, chunks, predict_snapshot_s(doc, chunk, feed), options.budget)
+                snap, snap_measured = measure(run_feed_snapshot, chunks, predict_snapshot_s(doc, chunk), options.budget)
                 pjp, pjp_measured = measure(run_pjp, chunks, predict_reparse_s(pjp_step, doc, chunk), options.budget)
                 jit, jit_measured = measure(run_jiter, chunks, predict_reparse_s(jiter_step, doc, chunk), options.budget)
                 results[(shape, size_name, chunk)] = {"env": env, "feed": feed, "snap": snap}

@@ -240,3 +240,16 @@ def test_lone_surrogates_are_a_documented_lenient_result() -> None:
     reader = PartialJson()
     reader.feed(text)
     assert reader.value == json.loads(text) == ["\ud800", "\udc00x", "a\ud83d"]
+
+
+def test_hostile_runs_stay_linear() -> None:
+    # A long run of escaped backslashes ending in what looks like a surrogate escape, long
+    # digit runs and long whitespace runs are each handled in linear time.
+    reader = PartialJson()
+    reader.feed('{"a": "' + "\\\\" * 200_000 + "\\ud83d")
+    assert reader.snapshot() == {"a": "\\" * 200_000}
+    reader.feed('\\ude00"')
+    assert reader.snapshot() == {"a": "\\" * 200_000 + "😀"}
+    reader = PartialJson()
+    reader.feed("[" + " " * 500_000 + "1." + "5" * 300_000 + "e3" + " " * 500_000 + "]")
+    assert reader.done and reader.value[0] == float("1." + "5" * 300_000 + "e3")

@@ -1194,3 +1194,20 @@ def test_end_to_end_deepseek_v3_2_block_tags():
     expected = {"reasoning": "", "content": "Checking.",
                 "tool_calls": [{"name": "get_weather", "arguments": {"location": "杭州", "days": 3}}]}
     _check_end_to_end(model, ids, expected, prompt_token_ids=[table.id_of("</think>")])
+
+
+def test_end_to_end_unknown_tool_is_filtered_not_lost():
+    """The grammar always reports the call; the assembler drops names the request lacks."""
+    from streaming import CHUNK_SIZES, message_dict, reassemble, stream
+
+    model = _load("qwen3.5")
+    ids = _fixture("Qwen3.5-4B.json")["cases"]["auto"]["generation_token_ids"]
+    only_weather = FIXTURE_TOOLS[:1]
+    for size in CHUNK_SIZES:
+        deltas, message, parser = stream(model, ids, size, tools=only_weather)
+        assert reassemble(deltas)["tool_calls"] == message_dict(message)["tool_calls"]
+        assert [(c.function.name, json.loads(c.function.arguments)) for c in message.tool_calls] == [
+            ("get_weather", {"location": "Shanghai"})
+        ]
+        dropped = [d for d in parser.diagnostics if d.text and "add" in d.text]
+        assert dropped and '"items": "[\\"left\\", \\"right\\"]"' in dropped[0].text  # untyped: no schema for add

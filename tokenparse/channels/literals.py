@@ -30,12 +30,13 @@ from __future__ import annotations
 import codecs
 from bisect import bisect_right
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Iterable, Sequence
 
 from ..tokenizers.table import TokenTable
 
 __all__ = ["ResolvedLiteral", "LiteralResolver", "earliest_match", "held_prefix_start", "RunLocator"]
+
+_utf_8_decode = codecs.utf_8_decode
 
 #: first code point used for anchor tokens inside text patterns (a lone high surrogate)
 _ANCHOR_BASE = 0xD800
@@ -171,27 +172,31 @@ class RunLocator:
     """Maps a character offset in the decoded text of a run of tokens to a token position.
 
     Built per run, computed lazily (only a text match or a hold-back asks): the run is
-    decoded again token by token from the UTF-8 decoder state it started in, so a character
+    decoded again token by token from the bytes the decoder carried into it, so a character
     belongs to the token that completed it, exactly as in the bulk decode, and positions do
     not depend on how the engine chunked the IDs.
     """
 
-    __slots__ = ("_pieces", "_ids", "_start", "_state", "_ends")
+    __slots__ = ("_pieces", "_ids", "_start", "_carry", "_ends")
 
-    def __init__(self, pieces: list[bytes | None], run_ids: Sequence[int], start: int, state: tuple[bytes, int]) -> None:
+    def __init__(self, pieces: list[bytes | None], run_ids: Sequence[int], start: int, carry: bytes) -> None:
         self._pieces = pieces
         self._ids = run_ids
         self._start = start
-        self._state = state
+        self._carry = carry  # incomplete UTF-8 bytes the run's decode started with
         self._ends: list[int] | None = None
 
     def __call__(self, c: int) -> int:
         """Position of the token holding character ``c`` (``c == len(text)``: one past the run)."""
         ends = self._ends
         if ends is None:
-            decoder = codecs.getincrementaldecoder("utf-8")("replace")
-            decoder.setstate(self._state)
-            decode = decoder.decode
+            ends = self._ends = []
+            data = self._carry
+            total = 0
             pieces = self._pieces
-            ends = self._ends = list(accumulate(len(decode(pieces[t])) for t in self._ids))  # type: ignore[arg-type]
+            for token_id in self._ids:
+                text, used = _utf_8_decode(data + pieces[token_id], "replace", False)  # type: ignore[operator]
+                data = (data + pieces[token_id])[used:]  # type: ignore[operator]
+                total += len(text)
+                ends.append(total)
         return self._start + bisect_right(ends, c)

@@ -268,6 +268,7 @@ class TagDecoder:
         self._held_pos = 0  # token position of the held text's first character
         self._started = False
         self._finished = False
+        self._direct = False  # see _update_direct
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -286,6 +287,12 @@ class TagDecoder:
             if data is not None:
                 start = self.pos
                 self.pos += n
+                if self._direct:  # the common case: one decode, one call
+                    text = self._utf8.decode(data)
+                    if text:
+                        self._segment_has_text = True
+                        self._sink.text(text)
+                    return
                 self._ordinary(data, start, token_ids)
                 return
         self._feed_slow(token_ids)
@@ -377,16 +384,16 @@ class TagDecoder:
             if text:
                 self._emit(text)
             return
-        # text tags are active: positions may be needed, so keep the decoder state the run
-        # starts from (Utf8Stream wraps a codecs incremental decoder)
-        state = self._utf8._decoder.getstate()
+        # text tags are active: positions may be needed, so keep the incomplete UTF-8 bytes
+        # the run's decode starts from
+        carry = getattr(self._utf8, "_held", b"") if self._utf8.pending() else b""
         text = self._utf8.decode(data)
         if not text:
             return
         if run_ids is None:
             self._match(text, lambda c: start)
         else:
-            self._match(text, RunLocator(self._pieces, run_ids, start, state))
+            self._match(text, RunLocator(self._pieces, run_ids, start, carry))
 
     # -- the text matcher ------------------------------------------------------------------
 
@@ -459,16 +466,24 @@ class TagDecoder:
         self.mode = mode
         self._patterns = self._b.patterns[mode]
         self._mode_start = pos
+        self._update_direct()
 
     def _open_segment(self, channel: str, pos: int) -> None:
         self._sink.open(channel, None, None, pos)
         self._segment_open = True
         self._segment_has_text = False
+        self._update_direct()
 
     def _close_segment(self, end: str, pos: int) -> None:
         if self._segment_open:
             self._sink.close(end, pos)
             self._segment_open = False
+            self._direct = False
+
+    def _update_direct(self) -> None:
+        # decoded text can go straight to the sink: no text tag to match, nothing to open,
+        # no anchor characters to turn back into text
+        self._direct = self._segment_open and not self._patterns and self._untranslate is None
 
     def _on_tag(self, kind: int, name: str, start: int, end: int) -> None:
         """A tag (matched by ID or as text) spanning token positions ``[start, end)``."""

@@ -53,10 +53,7 @@ DEFAULT_MAX_CHARS = 8_000_000
 
 _LITERAL_VALUES = {"true": True, "false": False, "null": None}
 _WHITESPACE = " \t\n\r"
-# A \uD800-\uDBFF escape at the very end of decoded-so-far text: it may pair with a low
-# surrogate escape that has not arrived yet, so a snapshot holds it back. The look-behind
-# and the even run of backslashes make sure the backslash really starts an escape.
-_TRAILING_HIGH_SURROGATE = re.compile(r"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2})\Z")
+_HIGH_SURROGATE_HEX = re.compile(r"[dD][89abAB][0-9a-fA-F]{2}")
 
 _NOT_YET = object()  # marks "no value" where None is a legitimate JSON value
 
@@ -71,6 +68,19 @@ class SettledField:
 
     path: tuple[str | int, ...]
     value: Any
+
+
+def _high_surrogate_escape_at_end(raw: str) -> int:
+    """Where a trailing ``\\uD800``-``\\uDBFF`` escape starts in raw string source, else
+    ``len(raw)``. Such an escape may pair with a low surrogate escape that has not arrived
+    yet, so a snapshot holds it back. It is an escape only if an odd run of backslashes
+    ends at its backslash (``\\\\uD83D`` is an escaped backslash and text)."""
+    end = len(raw)
+    if end < 6 or raw[end - 6] != "\\" or raw[end - 5] != "u" or _HIGH_SURROGATE_HEX.fullmatch(raw, end - 4) is None:
+        return end
+    head = raw[: end - 5]
+    backslashes = len(head) - len(head.rstrip("\\"))
+    return end - 6 if backslashes % 2 else end
 
 
 class _Frame:
@@ -211,12 +221,9 @@ class PartialJson:
         if self._tip_upto < len(raw):
             new = self._tip_hold + "".join(raw[self._tip_upto:])
             self._tip_upto = len(raw)
-            held = _TRAILING_HIGH_SURROGATE.search(new) if "\\" in new[-6:] else None
-            if held is not None:
-                self._tip_hold = held.group(1)
-                new = new[: held.start(1)]
-            else:
-                self._tip_hold = ""
+            cut = _high_surrogate_escape_at_end(new)
+            self._tip_hold = new[cut:]
+            new = new[:cut]
             self._tip_parts.append(decode_string_content(new, self.allow_control_chars))
         if len(self._tip_parts) != 1:
             self._tip_parts = ["".join(self._tip_parts)]
