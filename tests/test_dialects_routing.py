@@ -235,17 +235,31 @@ def _alphabet(model, texts, extra=()):
 
 @pytest.fixture(scope="module")
 def alphabets(qwen, v4):
-    texts = ['{"name": "get_time", "arguments": {"a": [1, "x\\"}"]}}', "<tool_call> </think> <", "hello\n\n", "é☃", ",}]"]
+    from test_dialects_kimi import CONTROL as KIMI_CONTROL, KIMI_SPECIALS
+    from dialects_support import synthetic_table
+
+    texts = [
+        '{"name": "get_time", "arguments": {"a": [1, "x\\"}"]}}', "<tool_call> </think> <", "hello\n\n", "é☃", ",}]",
+        "functions.get_time:0", "get_time\n```json\n{}\n```", "tru", "-1e",
+    ]
     bad = [-1, 10**9]
-    qwen_ids = _alphabet(qwen, texts, [151645, 151643] + bad)
-    v4_ids = _alphabet(v4, texts + [f"<{DSML}tool_calls>", f"</{DSML}tool_calls>", '<invoke name="get_time">'], [1] + bad)
-    return {"qwen3": (qwen, qwen_ids), "deepseek-v4": (v4, v4_ids)}
+    kimi_table = synthetic_table(KIMI_SPECIALS, control=KIMI_CONTROL, size=163840, words=["functions", "<|", "tool", "|>"])
+    models = {
+        "qwen3": (qwen, [151645, 151643]),
+        "qwen3-subtoken": (tokenparse.load("qwen3", subtoken_tags=True), [151645]),
+        "deepseek-v4": (v4, [1]),
+        "deepseek-r1": (tokenparse.load("deepseek-r1", tokenizer=v4.table), [1]),
+        "kimi-k2": (tokenparse.load("kimi-k2", tokenizer=kimi_table), [163586]),
+    }
+    dsml = [f"<{DSML}tool_calls>", f"</{DSML}tool_calls>", '<invoke name="get_time">']
+    return {name: (model, _alphabet(model, texts + dsml, extra + bad)) for name, (model, extra) in models.items()}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-@pytest.mark.parametrize("profile", ["qwen3", "deepseek-v4"])
+@pytest.mark.parametrize("profile", ["qwen3", "qwen3-subtoken", "deepseek-v4", "deepseek-r1", "kimi-k2"])
 def test_arbitrary_ids_never_raise_and_stream_equals_complete(alphabets, profile, data):
+    """Lenient mode never raises, and any chunking gives the complete result."""
     model, alphabet = alphabets[profile]
     ids = data.draw(st.lists(st.sampled_from(alphabet), max_size=60))
     tools = data.draw(st.sampled_from([None, WEATHER_TOOLS]))
@@ -261,7 +275,7 @@ def test_arbitrary_ids_never_raise_and_stream_equals_complete(alphabets, profile
     assert summary(streamed) == summary(complete)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_nothing_is_lost_outside_tool_blocks(qwen, data):
     """Without tool tags, every character goes to content or reasoning, in order."""
@@ -283,7 +297,7 @@ def test_nothing_is_lost_outside_tool_blocks(qwen, data):
     assert (message.content or "") == table.decode(content)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_segment_text_is_every_ordinary_token(qwen, data):
     """The decoder loses nothing: segment texts are the decoded non-tag tokens, in order."""
@@ -298,3 +312,36 @@ def test_segment_text_is_every_ordinary_token(qwen, data):
     # segments cover their tokens without overlap, in order
     covered = [t for s in segments for t in s.token_ids]
     assert all(t in ids for t in covered) and len(covered) <= len(ids)
+
+
+def test_start_mode_from_a_prompt_with_text_matched_reasoning_tags():
+    from dialects_support import synthetic_table
+
+    table = synthetic_table({}, words=["<", "think", ">", "</"])
+    bound = TagDialect("toy", reasoning=("<think>", "</think>"), text_tags=frozenset({"<think>", "</think>"})).bind(table)
+    assert bound.start_mode(table.encode("user: hi\nassistant: <think>\n")) == "reasoning"
+    assert bound.start_mode(table.encode("assistant: <think>\n\n</think>\n\n")) == "content"
+    assert bound.start_mode(table.encode("assistant:")) == "content"
+
+
+def test_start_mode_accepts_numpy_prompt_ids(qwen):
+    np = pytest.importorskip("numpy")
+    prompt = np.array(encode(qwen.table, "<|im_start|>assistant\n<think>\n", ("<think>", "<|im_start|>")))
+    assert qwen.dialect.start_mode(prompt) == "reasoning"
+
+
+def test_a_tag_that_prefixes_another_is_still_a_tag_at_a_boundary():
+    """'</c>' is held because '</c>x' (a marker) could follow; a tag token or the end decides."""
+    from dialects_support import synthetic_table
+
+    table = synthetic_table({"<r>": 301, "</r>": 302})
+    dialect = TagDialect(
+        "toy", reasoning=("<r>", "</r>"), tool_open="<c>", tool_close="</c>", grammar=JsonEnvelopeGrammar,
+        markers={"sep": "</c>x"}, text_tags=frozenset({"<c>", "</c>"}), subtoken_tags=True,
+    )
+    model = tokenparse.api.Model("toy", table, dialect.bind(table))
+    block = table.encode('<c>{"name": "f"}</c>')
+    out = check_stream(model, block)
+    assert (out.calls, out.content, out.diagnostics) == ([("f", "{}")], None, [])
+    out = check_stream(model, block + [301] + table.encode("r"))
+    assert (out.calls, out.content, out.reasoning, out.diagnostics) == ([("f", "{}")], None, "r", [])

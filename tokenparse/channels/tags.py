@@ -64,7 +64,6 @@ EOS = "eos"
 
 # what a matched tag does (role kinds)
 _REASONING_OPEN, _REASONING_CLOSE, _TOOL_OPEN, _TOOL_CLOSE, _MARKER = range(5)
-_KIND_NAMES = ("reasoning open", "reasoning close", "tool open", "tool close", "marker")
 
 GrammarFactory = Callable[[MessageSink, DiagnosticLog, Any], PayloadGrammar]
 
@@ -215,15 +214,25 @@ class BoundTagDialect:
         """
         r_open, r_close = self._reasoning_ids
         default = self.dialect.start if self.reasoning_open is not None else CONTENT
-        if not prompt_token_ids or r_open is None:
+        if prompt_token_ids is None or not len(prompt_token_ids) or self.reasoning_open is None:
             return default
         pieces = self.table.pieces
-        for token_id in reversed(prompt_token_ids[-16:]):
+        tail = [_as_int(t) for t in prompt_token_ids[-16:]]
+        if r_open is None or r_close is None:
+            # tags matched as text: the template wrote them, so the decoded tail shows them
+            text = b"".join(pieces[t] or b"" for t in tail if t is not None and 0 <= t < len(pieces))
+            text = text.decode("utf-8", "replace").rstrip()
+            if text.endswith(self.reasoning_open):  # type: ignore[arg-type]
+                return REASONING
+            if text.endswith(self.reasoning_close):  # type: ignore[arg-type]
+                return CONTENT
+            return default
+        for token_id in reversed(tail):
             if token_id == r_open:
                 return REASONING
             if token_id == r_close:
                 return CONTENT
-            piece = pieces[token_id] if type(token_id) is int and 0 <= token_id < len(pieces) else None
+            piece = pieces[token_id] if token_id is not None and 0 <= token_id < len(pieces) else None
             if piece is None or piece.strip():
                 break
         return default
@@ -233,6 +242,14 @@ class BoundTagDialect:
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> "TagRouter":
         return TagRouter(self, out, log, tools)
+
+
+def _as_int(token_id: Any) -> int | None:
+    if type(token_id) is int:
+        return token_id
+    if isinstance(token_id, bool) or not hasattr(token_id, "__index__"):
+        return None
+    return token_id.__index__()
 
 
 class TagDecoder:
@@ -442,8 +459,14 @@ class TagDecoder:
 
     def _flush_text(self) -> None:
         """A structural token or the end: no text tag can continue across it."""
-        text = self._held + self._utf8.flush()
-        self._held = ""
+        held, self._held = self._held, ""
+        if held:
+            for pattern, role in self._patterns:
+                if held == pattern:  # held only because a longer tag could have followed
+                    self._on_tag(role[0], role[1], self._held_pos, self.pos)
+                    held = ""
+                    break
+        text = held + self._utf8.flush()
         if text:
             self._emit(text)
 
