@@ -148,17 +148,27 @@ def _reassemble(deltas: list[DeltaMessage]) -> dict:
 
 
 def median_time(fn, runs: int) -> float:
-    times = []
+    return median_times([fn], runs)[0]
+
+
+def median_times(fns, runs: int) -> list[float]:
+    """Median CPU time of each function, runs interleaved (a, b, c, a, b, c, ...).
+
+    CPU time of this process (not wall time) and interleaving keep a shared machine's load
+    from landing on one contender only.
+    """
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for i, fn in enumerate(fns):
+            t0 = time.process_time()
+            fn()
+            times[i].append(time.process_time() - t0)
+    return [statistics.median(t) for t in times]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--tokens", type=int, default=50_000)
     args = ap.parse_args()
 
@@ -177,9 +187,14 @@ def main() -> None:
 
     print(f"\n{'tokens/feed':>11} {'openai-harmony':>16} {'tokenparse':>14} {'floor':>14} {'speed-up':>9}")
     for step in (1, 16):
-        t_peer = median_time(lambda: peer_stream(encoding, ids, step, keep=False), args.runs)
-        t_ours = median_time(lambda: ours_stream(model, ids, step, keep=False), args.runs)
-        t_floor = median_time(lambda: floor_loop(model.table.pieces, ids, step), args.runs)
+        t_peer, t_ours, t_floor = median_times(
+            [
+                lambda: peer_stream(encoding, ids, step, keep=False),
+                lambda: ours_stream(model, ids, step, keep=False),
+                lambda: floor_loop(model.table.pieces, ids, step),
+            ],
+            args.runs,
+        )
         n = len(ids)
         print(
             f"{step:>11} {n / t_peer:>12,.0f} t/s {n / t_ours:>10,.0f} t/s {n / t_floor:>10,.0f} t/s "
@@ -188,14 +203,19 @@ def main() -> None:
 
     # per-token cost must not grow with the length of the response
     print("\nper-token cost by completion length (1 token per feed):")
-    costs = {}
-    for size in (1_000, 64_000):
-        sub = make_completion(size, encode, seed=2)[:size]
-        # repeat the short one so both measurements take a comparable wall time
-        repeat = max(1, 64_000 // len(sub))
-        t = median_time(lambda: [ours_stream(model, sub, 1, keep=False) for _ in range(repeat)], max(args.runs, 5)) / repeat
-        costs[size] = t / len(sub) * 1e9
-        print(f"  {size:>6} tokens: {costs[size]:,.0f} ns/token")
+    small = make_completion(1_000, encode, seed=2)[:1_000]
+    large = make_completion(64_000, encode, seed=2)[:64_000]
+    repeat = len(large) // len(small)  # the short one repeated: comparable CPU time per run
+    t_small, t_large = median_times(
+        [
+            lambda: [ours_stream(model, small, 1, keep=False) for _ in range(repeat)],
+            lambda: ours_stream(model, large, 1, keep=False),
+        ],
+        max(args.runs, 5),
+    )
+    costs = {1_000: t_small / (repeat * len(small)) * 1e9, 64_000: t_large / len(large) * 1e9}
+    for size, cost in costs.items():
+        print(f"  {size:>6} tokens: {cost:,.0f} ns/token")
     print(f"  64k / 1k cost ratio: {costs[64_000] / costs[1_000]:.2f}")
 
 

@@ -446,3 +446,16 @@ def test_settled_deltas_never_change_between_feeds(gpt_oss, encode_harmony):
         for delta in parser.feed(chunk):
             seen += delta.content or ""
         assert (gpt_oss.parse(ids).content or "").startswith(seen)
+
+
+@pytest.mark.parametrize("bad", [1.5, None, "7", [1], {}])
+def test_non_int_ids_lenient(gpt_oss, encode_harmony, bad):
+    """A non-integer "ID" is reported and becomes U+FFFD; token_ids keep only the real IDs."""
+    before = encode_harmony("<|channel|>final<|message|>before ")
+    after = encode_harmony(" after<|return|>")
+    for size in CHUNK_SIZES:
+        deltas, message, parser = stream(gpt_oss, before + [bad] + after, size)
+        assert message.content == "before \ufffd after"
+        assert [d.code for d in parser.diagnostics] == ["invalid_token"]
+        assert parser.diagnostics[0].position == len(before)
+        check_token_ids(deltas, before + after)

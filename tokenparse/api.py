@@ -176,11 +176,14 @@ class Parser:
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
+        reported = len(self._log.items)
         try:
             self._decoder.feed(ids)
         except TokenParseError:
             self.state = _ERROR
             raise
+        if len(self._log.items) != reported:
+            ids = _int_ids(ids)
         return self._assembler.take(ids)
 
     def finish(self, reason: Literal["stop", "length"] = "stop") -> list[DeltaMessage]:
@@ -244,6 +247,23 @@ class Parser:
             reader.finish()
             entry[2] = True
         return reader
+
+
+def _int_ids(ids: list[Any]) -> list[int]:
+    """The IDs as ints for ``DeltaMessage.token_ids``: int-like values (numpy integers) are
+    converted; entries that are not integers at all (already reported as invalid) are left
+    out, since ``token_ids`` is a list of ints."""
+    if all(type(t) is int for t in ids):
+        return ids
+    out = []
+    for t in ids:
+        if type(t) is int:
+            out.append(t)
+        elif not isinstance(t, (bool, float, str, bytes)) and hasattr(t, "__index__"):
+            out.append(t.__index__())
+        elif isinstance(t, bool):
+            out.append(int(t))
+    return out
 
 
 def _as_id_list(token_ids: Any) -> list[int]:

@@ -181,6 +181,10 @@ class Assembler:
             ids, self._pending_ids = self._pending_ids, []
         else:
             ids = token_ids
+        if len(runs) == 1 and runs[0][0] <= _REASONING:  # the common step: text of one body
+            kind, items = runs[0]
+            text = items[0] if len(items) == 1 else "".join(items)
+            return [_validate_delta({"content" if kind == _CONTENT else "reasoning": text, "token_ids": ids})]
         last = runs.pop()
         deltas = [_make_delta(kind, items, None) for kind, items in runs]
         deltas.append(_make_delta(last[0], last[1], ids))
@@ -248,13 +252,14 @@ def _make_delta(kind: int, run: list, token_ids: Sequence[int] | None) -> DeltaM
     return _validate_delta(fields)
 
 
-def _delta_call(call: _Call, first: bool, args: list[str]) -> DeltaToolCall:
+def _delta_call(call: _Call, first: bool, args: list[str]) -> dict:
+    # plain dicts: the delta's validator builds the nested models in one pass
     arguments = "".join(args) if args else None
     if first:
-        return DeltaToolCall(
-            index=call.index,
-            id=call.id,
-            type="function",
-            function=DeltaFunctionCall(name=call.name, arguments=arguments if arguments is not None else ""),
-        )
-    return DeltaToolCall(index=call.index, function=DeltaFunctionCall(arguments=arguments))
+        return {
+            "index": call.index,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": arguments if arguments is not None else ""},
+        }
+    return {"index": call.index, "function": {"arguments": arguments}}

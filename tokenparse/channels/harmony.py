@@ -100,9 +100,13 @@ class HarmonyDecoder:
         start_in_header: bool = True,
         max_header_tokens: int = 128,
         header_cache: dict | None = None,
+        guarded_pieces: list[bytes | None] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
-        self._pieces = table.pieces
+        # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
+        # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
+        # path needs no separate sign check (see BoundHarmony)
+        self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces)
         self._table = table
         self._t = tokens
         self._sink = sink
@@ -151,11 +155,21 @@ class HarmonyDecoder:
         non_text = self._non_text
         try:
             if non_text.isdisjoint(token_ids):
+                if self.state is CONTENT:
+                    # A step of ordinary tokens inside a body: one join, one decode.
+                    data = b"".join(map(self._pieces.__getitem__, token_ids))
+                    self.pos += len(token_ids)
+                    text = self._decode(data)
+                    if text:
+                        self._sink.text(text)
+                    return
                 self._ordinary_run(token_ids)
                 return
             cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
-        except TypeError:  # an unhashable "ID": validate one by one
-            cuts = list(range(len(token_ids)))
+        except (TypeError, IndexError):
+            # an unhashable or non-int "ID", one past the vocabulary, or an unassigned one:
+            # validate one by one (nothing was consumed yet)
+            cuts = [i for i, token_id in enumerate(token_ids) if not _hashable(token_id) or token_id in non_text]
         # Structural tokens split the step into runs of ordinary tokens; each run is still
         # decoded in one piece.
         start = 0
@@ -171,8 +185,6 @@ class HarmonyDecoder:
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""
         try:
-            if min(token_ids) < 0:
-                raise IndexError
             # objects with __index__ (numpy integers) index like the int they stand for;
             # floats, strings and None raise TypeError; unassigned IDs have a None piece
             data = b"".join(map(self._pieces.__getitem__, token_ids))
@@ -230,18 +242,21 @@ class HarmonyDecoder:
             self._header_overflow()
 
     def _special_or_invalid(self, token_id: object) -> None:
+        if type(token_id) is not int:
+            self._on_invalid_or_stray(token_id)
+            return
         t = self._t
-        if token_id == t.message and type(token_id) is int:
+        if token_id == t.message:
             self._on_message()
-        elif token_id in (t.end, t.call, t.return_) and type(token_id) is int:
+        elif token_id == t.end or token_id == t.call or token_id == t.return_:
             self._on_terminator(token_id)
-        elif token_id == t.start and type(token_id) is int:
+        elif token_id == t.start:
             self._on_start()
-        elif token_id == t.channel and type(token_id) is int:
+        elif token_id == t.channel:
             self._on_channel()
-        elif token_id == t.constrain and type(token_id) is int:
+        elif token_id == t.constrain:
             self._on_constrain()
-        elif token_id in self._silent and type(token_id) is int:
+        elif token_id in self._silent:
             pass  # <|endoftext|> ends a stream some engines do not cut; it carries no text
         else:
             self._on_invalid_or_stray(token_id)
@@ -519,6 +534,18 @@ class HarmonyDecoder:
         self.state = BETWEEN
 
 
+def _guarded(pieces: list[bytes | None]) -> list[bytes | None]:
+    return pieces + [None] * len(pieces)
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def classify_recipient(recipient: str) -> tuple[str, bool]:
     """Tool name and whether it is a built-in tool (``browser.*``, ``python``, ``container.*``)."""
     if recipient.startswith("functions."):
@@ -586,6 +613,7 @@ class BoundHarmony:
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
         self._header_cache: dict = {}  # shared by this model's parsers; see _parse_header
+        self._guarded_pieces = _guarded(table.pieces)  # shared too; see HarmonyDecoder
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         start_in_header = self.start_in_header
@@ -598,6 +626,7 @@ class BoundHarmony:
         return HarmonyDecoder(
             self.table, self.tokens, sink, log, start_in_header=start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
+            guarded_pieces=self._guarded_pieces,
         )
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: object) -> HarmonyRouter:

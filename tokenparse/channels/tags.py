@@ -46,6 +46,7 @@ from ..errors import InvalidTokenError, TokenizerError
 from ..tokenizers.table import TokenTable, Utf8Stream
 from .base import DiagnosticLog, MessageSink, PayloadGrammar, SegmentSink
 from .literals import LiteralResolver, RunLocator, earliest_match, held_prefix_start
+from .newlines import EdgeNewlines
 
 __all__ = [
     "TagDialect",
@@ -105,6 +106,9 @@ class TagDialect:
     #: also recognise single-token tags spelled with ordinary tokens (opt-in: for engines
     #: whose grammar-constrained decoding may spell a tag with sub-tokens)
     subtoken_tags: bool = False
+    #: drop the template's newlines at the edges of reasoning, content and tool blocks
+    #: (see :mod:`tokenparse.channels.newlines`); ``False`` keeps every character
+    trim_newlines: bool = True
     #: free text for documentation (README table)
     description: str = field(default="", compare=False)
 
@@ -241,6 +245,8 @@ class BoundTagDialect:
         return TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> "TagRouter":
+        if self.dialect.trim_newlines:
+            out = EdgeNewlines(out)
         return TagRouter(self, out, log, tools)
 
 
@@ -403,7 +409,7 @@ class TagDecoder:
             return
         # text tags are active: positions may be needed, so keep the incomplete UTF-8 bytes
         # the run's decode starts from
-        carry = getattr(self._utf8, "_held", b"") if self._utf8.pending() else b""
+        carry = self._utf8.held
         text = self._utf8.decode(data)
         if not text:
             return

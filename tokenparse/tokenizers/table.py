@@ -120,6 +120,11 @@ class Utf8Stream:
     def pending(self) -> bool:
         return bool(self._held)
 
+    @property
+    def held(self) -> bytes:
+        """The incomplete trailing sequence held back (``b""`` when none)."""
+        return self._held
+
     def flush(self) -> str:
         held, self._held = self._held, b""
         return held.decode("utf-8", "replace") if held else ""

@@ -1,0 +1,77 @@
+"""Template newlines around tag blocks: a thin ``MessageSink`` layer for tag dialects.
+
+Chat templates of the tag families write ``<think>\\n{reasoning}\\n</think>\\n\\n{content}``
+and ``{content}\\n<tool_call>\\n...``: the newlines at the edges of a reasoning span, of the
+content around a tool block and at the end of the response are part of the tag syntax,
+not text the user should see. :class:`EdgeNewlines` removes newlines (only ``\\n`` and
+``\\r``; spaces and indentation are kept) at those edges:
+
+* leading newlines of a run of reasoning or content that starts the response, follows a
+  switch between reasoning and content, or follows a tool call;
+* trailing newlines of a run, held back until more text of the same kind shows they were
+  inside the run (then they are emitted unchanged) or the run ends.
+
+At most ``max_held`` newlines are held; a longer run is passed on as it is, so a model
+that writes thousands of blank lines is never buffered without bound.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from .base import MessageSink
+
+__all__ = ["EdgeNewlines"]
+
+_NEWLINES = "\r\n"
+_CONTENT, _REASONING = 1, 2
+
+
+class EdgeNewlines:
+    __slots__ = ("_out", "_kind", "_held", "_fresh", "max_held")
+
+    def __init__(self, out: MessageSink, max_held: int = 64) -> None:
+        self._out = out
+        self._kind = 0
+        self._held = ""
+        self._fresh = True
+        self.max_held = max_held
+
+    def _text(self, kind: int, emit: Callable[[str], None], text: str) -> None:
+        if kind != self._kind:
+            self._kind = kind
+            self._held = ""  # the other kind's trailing newlines ended with its run
+            self._fresh = True
+        if self._fresh:
+            text = text.lstrip(_NEWLINES)
+            if not text:
+                return
+            self._fresh = False
+        body = text.rstrip(_NEWLINES)
+        if not body:
+            self._held += text
+            if len(self._held) > self.max_held:
+                emit(self._held)
+                self._held = ""
+            return
+        emit(self._held + body if self._held else body)
+        self._held = text[len(body):]
+
+    def content(self, text: str) -> None:
+        self._text(_CONTENT, self._out.content, text)
+
+    def reasoning(self, text: str) -> None:
+        self._text(_REASONING, self._out.reasoning, text)
+
+    def tool_begin(self, name: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        self._kind = 0
+        self._held = ""
+        self._out.tool_begin(name, **kwargs)
+
+    def tool_args(self, text: str) -> None:
+        self._out.tool_args(text)
+
+    def tool_end(self, pos: int | None = None) -> None:
+        self._out.tool_end(pos)
+
+    def reasoning_tokens(self, count: int) -> None:
+        self._out.reasoning_tokens(count)
