@@ -89,11 +89,13 @@ def peer_stream(encoding, ids: list[int], step: int, keep: bool = True) -> tuple
         calls: list[DeltaToolCall] = []
         for token in ids[start : start + step]:
             parser.process(token)
+            # what a server reads after every token to route its text (vLLM's Harmony parser
+            # reads these three for each token it processes)
+            channel = parser.current_channel
+            recipient = parser.current_recipient
             delta = parser.last_content_delta
             if not delta:
                 continue
-            channel = parser.current_channel
-            recipient = parser.current_recipient
             if recipient:
                 if recipient != prev_recipient:
                     tool_index += 1

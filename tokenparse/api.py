@@ -153,10 +153,13 @@ class Parser:
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
+        self._log_items = self._log.items  # the list itself: checked after every step
         self.tools = ToolSet(tools, tool_choice)
         self._assembler = Assembler(self.tools, self._log, id_factory=id_factory)
         router = model.dialect.router(self._assembler, self._log, self.tools)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        self._decode_step = self._decoder.feed  # bound once: called for every engine step
+        self._take = self._assembler.take
         self.state = _OPEN
         self._finish_reason: str | None = None
         # lazily created JSON readers: key -> [reader, fragments fed, finished]
@@ -176,15 +179,15 @@ class Parser:
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
-        reported = len(self._log.items)
+        reported = len(self._log_items)
         try:
-            self._decoder.feed(ids)
+            self._decode_step(ids)
         except TokenParseError:
             self.state = _ERROR
             raise
-        if len(self._log.items) != reported:
+        if len(self._log_items) != reported:
             ids = _int_ids(ids)
-        return self._assembler.take(ids)
+        return self._take(ids)
 
     def finish(self, reason: Literal["stop", "length"] = "stop") -> list[DeltaMessage]:
         """End of stream: flush held-back text, close open calls; return the last deltas.

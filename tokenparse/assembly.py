@@ -67,9 +67,12 @@ class Assembler:
         self._call: _Call | None = None
         self._dropped: list[str] | None = None
         self._dropped_pos: int | None = None
-        # current feed: runs of [kind, items]; text runs hold strings, tool runs hold
-        # [call, first?, args list] entries
-        self._runs: list[list] = []
+        # current feed: the open run (kind, its text or its tool entries [call, first?, args])
+        # and the runs before it in this feed as (kind, payload)
+        self._run_kind = 0
+        self._run_text = ""
+        self._run_items: list[list] = []
+        self._runs: list[tuple[int, object]] = []
         self._pending_ids: list[int] = []
         self.consumed_tokens = 0
 
@@ -79,21 +82,27 @@ class Assembler:
         if not text:
             return
         self._content.append(text)
-        runs = self._runs
-        if runs and runs[-1][0] == _CONTENT:
-            runs[-1][1].append(text)
+        kind = self._run_kind
+        if kind == _CONTENT:
+            self._run_text += text  # a few pieces per step: each run of tokens is one piece
         else:
-            runs.append([_CONTENT, [text]])
+            if kind:  # another kind's run ends here (a step crossing a channel change)
+                self._start_run(_CONTENT)
+            self._run_kind = _CONTENT
+            self._run_text = text
 
     def reasoning(self, text: str) -> None:
         if not text:
             return
         self._reasoning.append(text)
-        runs = self._runs
-        if runs and runs[-1][0] == _REASONING:
-            runs[-1][1].append(text)
+        kind = self._run_kind
+        if kind == _REASONING:
+            self._run_text += text
         else:
-            runs.append([_REASONING, [text]])
+            if kind:  # another kind's run ends here (a step crossing a channel change)
+                self._start_run(_REASONING)
+            self._run_kind = _REASONING
+            self._run_text = text
 
     def tool_begin(
         self,
@@ -154,14 +163,17 @@ class Assembler:
 
     # -- runs ------------------------------------------------------------------------------
 
+    def _start_run(self, kind: int) -> None:
+        if self._run_kind:
+            self._runs.append((self._run_kind, self._run_text if self._run_kind <= _REASONING else self._run_items))
+        self._run_kind = kind
+
     def _emit_call_part(self, call: _Call, text: str | None, *, first: bool) -> None:
         kind = _BUILTIN if call.builtin else _TOOLS
-        runs = self._runs
-        if runs and runs[-1][0] == kind:
-            run = runs[-1][1]
-        else:
-            run = []
-            runs.append([kind, run])
+        if self._run_kind != kind:
+            self._start_run(kind)
+            self._run_items = []
+        run = self._run_items
         if not first and run and run[-1][0] is call:
             run[-1][2].append(text)  # merge consecutive fragments of one call
         else:
@@ -170,24 +182,26 @@ class Assembler:
     def take(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """The deltas of the calls since the last ``take``; ``token_ids`` go on the last one."""
         self.consumed_tokens += len(token_ids)
-        runs = self._runs
-        if not runs:
+        kind = self._run_kind
+        if not kind:
             if token_ids:
                 self._pending_ids.extend(token_ids)
             return []
-        self._runs = []
+        self._run_kind = 0
         if self._pending_ids:
             self._pending_ids.extend(token_ids)
             ids, self._pending_ids = self._pending_ids, []
         else:
             ids = token_ids
-        if len(runs) == 1 and runs[0][0] <= _REASONING:  # the common step: text of one body
-            kind, items = runs[0]
-            text = items[0] if len(items) == 1 else "".join(items)
-            return [_validate_delta({"content" if kind == _CONTENT else "reasoning": text, "token_ids": ids})]
-        last = runs.pop()
-        deltas = [_make_delta(kind, items, None) for kind, items in runs]
-        deltas.append(_make_delta(last[0], last[1], ids))
+        if kind <= _REASONING:
+            if not self._runs:  # the common step: text of one body
+                return [_validate_delta({_TEXT_FIELD[kind]: self._run_text, "token_ids": ids})]
+            payload: object = self._run_text
+        else:
+            payload = self._run_items
+        runs, self._runs = self._runs, []
+        deltas = [_make_delta(k, p, None) for k, p in runs]
+        deltas.append(_make_delta(kind, payload, ids))
         return deltas
 
     def take_remaining_ids(self) -> list[int]:
@@ -239,13 +253,14 @@ class Assembler:
 _validate_delta = DeltaMessage.__pydantic_validator__.validate_python
 
 
-def _make_delta(kind: int, run: list, token_ids: Sequence[int] | None) -> DeltaMessage:
-    if kind == _CONTENT:
-        fields: dict = {"content": run[0] if len(run) == 1 else "".join(run)}
-    elif kind == _REASONING:
-        fields = {"reasoning": run[0] if len(run) == 1 else "".join(run)}
+_TEXT_FIELD = (None, "content", "reasoning")
+
+
+def _make_delta(kind: int, payload: object, token_ids: Sequence[int] | None) -> DeltaMessage:
+    if kind <= _REASONING:
+        fields: dict = {_TEXT_FIELD[kind]: payload}
     else:
-        parts = [_delta_call(call, first, args) for call, first, args in run]
+        parts = [_delta_call(call, first, args) for call, first, args in payload]  # type: ignore[attr-defined]
         fields = {"tool_calls" if kind == _TOOLS else "builtin_tool_calls": parts}
     if token_ids is not None:
         fields["token_ids"] = token_ids

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SkipValidation
 
 __all__ = [
     "DeltaFunctionCall",
@@ -54,7 +54,9 @@ class DeltaMessage(BaseModel):
     #: ``function.name`` is the full recipient. Not part of Chat Completions output; the
     #: Responses adapter maps them to their own output items.
     builtin_tool_calls: list[DeltaToolCall] = Field(default_factory=list)
-    token_ids: list[int] | None = None
+    #: filled by the parser with the IDs it consumed (always ints); not re-validated, since
+    #: checking every ID of every delta again would cost more than the rest of a step
+    token_ids: Annotated[list[int] | None, SkipValidation] = None
 
     def is_empty(self) -> bool:
         """True when the delta carries no text and no tool-call part (token IDs only)."""

@@ -106,7 +106,8 @@ class HarmonyDecoder:
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
-        self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces)
+        self._non_text = _non_text_ids(table, tokens)
+        self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces, self._non_text)
         self._table = table
         self._t = tokens
         self._sink = sink
@@ -114,12 +115,6 @@ class HarmonyDecoder:
         self._utf8 = Utf8Stream()
         self._decode = self._utf8.decode
         self._max_header_tokens = max_header_tokens
-        # every ID that is not plain text: structural tokens, control tokens, reserved ones
-        self._non_text = frozenset(
-            {tokens.start, tokens.end, tokens.message, tokens.channel, tokens.constrain, tokens.return_, tokens.call}
-            | set(table.control_ids)
-            | {i for i in table.literals if table.pieces[i] is None}
-        )
         endoftext = table.id_of("<|endoftext|>")
         self._silent = frozenset() if endoftext is None else frozenset({endoftext})
         self._dup_channel_reported = False
@@ -141,28 +136,46 @@ class HarmonyDecoder:
         if len(token_ids) == 1 and self.state is CONTENT:
             # One ordinary token inside a body: the path most engine steps take.
             token_id = token_ids[0]
-            if type(token_id) is int and token_id >= 0 and token_id not in self._non_text:
+            if type(token_id) is int:
                 try:
-                    data = self._pieces[token_id]
+                    data = self._pieces[token_id]  # None for structural and negative IDs
                 except IndexError:
                     data = None
                 if data is not None:
                     self.pos += 1
-                    text = self._decode(data)
+                    if not self._utf8.held:
+                        try:
+                            text = data.decode()  # the decoder's own fast path, inlined
+                        except UnicodeDecodeError:
+                            text = self._decode(data)
+                    else:
+                        text = self._decode(data)
                     if text:
                         self._sink.text(text)
                     return
+        if self.state is CONTENT:
+            # A step of ordinary tokens inside a body: one join, one decode. A structural,
+            # control, negative or unassigned ID has a None slot in the guarded table and
+            # makes the join fail; past the guard an IndexError; a non-int a TypeError.
+            try:
+                data = b"".join(map(self._pieces.__getitem__, token_ids))
+            except (TypeError, IndexError):
+                pass
+            else:
+                self.pos += len(token_ids)
+                if not self._utf8.held:
+                    try:
+                        text = data.decode()  # the decoder's own fast path, inlined
+                    except UnicodeDecodeError:
+                        text = self._decode(data)
+                else:
+                    text = self._decode(data)
+                if text:
+                    self._sink.text(text)
+                return
         non_text = self._non_text
         try:
             if non_text.isdisjoint(token_ids):
-                if self.state is CONTENT:
-                    # A step of ordinary tokens inside a body: one join, one decode.
-                    data = b"".join(map(self._pieces.__getitem__, token_ids))
-                    self.pos += len(token_ids)
-                    text = self._decode(data)
-                    if text:
-                        self._sink.text(text)
-                    return
                 self._ordinary_run(token_ids)
                 return
             cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
@@ -534,8 +547,22 @@ class HarmonyDecoder:
         self.state = BETWEEN
 
 
-def _guarded(pieces: list[bytes | None]) -> list[bytes | None]:
-    return pieces + [None] * len(pieces)
+def _non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
+    """Every ID that is not plain text: structural tokens, control tokens, other specials."""
+    return frozenset(
+        {t.start, t.end, t.message, t.channel, t.constrain, t.return_, t.call}
+        | set(table.control_ids)
+        | {i for i in table.literals if table.pieces[i] is None}
+    )
+
+
+def _guarded(pieces: list[bytes | None], non_text: frozenset[int]) -> list[bytes | None]:
+    """The byte table with ``None`` for every non-text ID, then as many ``None`` slots as it
+    has IDs, so that negative IDs index a ``None`` too."""
+    guarded = list(pieces)
+    for token_id in non_text:
+        guarded[token_id] = None
+    return guarded + [None] * len(guarded)
 
 
 def _hashable(value: object) -> bool:
@@ -613,7 +640,7 @@ class BoundHarmony:
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
         self._header_cache: dict = {}  # shared by this model's parsers; see _parse_header
-        self._guarded_pieces = _guarded(table.pieces)  # shared too; see HarmonyDecoder
+        self._guarded_pieces = _guarded(table.pieces, _non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         start_in_header = self.start_in_header

@@ -100,33 +100,30 @@ class Utf8Stream:
     partial character becomes one U+FFFD.
     """
 
-    __slots__ = ("_held",)
+    __slots__ = ("held",)
 
     def __init__(self) -> None:
-        self._held = b""  # an incomplete trailing sequence, at most 3 bytes
+        #: the incomplete trailing sequence held back, at most 3 bytes (read-only for
+        #: callers: a hot loop may test it to call ``bytes.decode`` directly when empty)
+        self.held = b""
 
     def decode(self, data: bytes) -> str:
-        if not self._held:
+        if not self.held:
             try:
                 return data.decode()  # whole characters only: the common case, all in C
             except UnicodeDecodeError:
                 pass
         else:
-            data = self._held + data
+            data = self.held + data
         text, used = _utf_8_decode(data, "replace", False)
-        self._held = data[used:]
+        self.held = data[used:]
         return text
 
     def pending(self) -> bool:
-        return bool(self._held)
-
-    @property
-    def held(self) -> bytes:
-        """The incomplete trailing sequence held back (``b""`` when none)."""
-        return self._held
+        return bool(self.held)
 
     def flush(self) -> str:
-        held, self._held = self._held, b""
+        held, self.held = self.held, b""
         return held.decode("utf-8", "replace") if held else ""
 
 
