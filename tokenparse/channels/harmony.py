@@ -133,43 +133,33 @@ class HarmonyDecoder:
     def feed(self, token_ids: Sequence[int]) -> None:
         if not token_ids:
             return
-        if len(token_ids) == 1 and self.state is CONTENT:
-            # One ordinary token inside a body: the path most engine steps take.
-            token_id = token_ids[0]
-            if type(token_id) is int:
-                try:
-                    data = self._pieces[token_id]  # None for structural and negative IDs
-                except IndexError:
-                    data = None
-                if data is not None:
-                    self.pos += 1
-                    if not self._utf8.held:
-                        try:
-                            text = data.decode()  # the decoder's own fast path, inlined
-                        except UnicodeDecodeError:
-                            text = self._decode(data)
-                    else:
-                        text = self._decode(data)
-                    if text:
-                        self._sink.text(text)
-                    return
         if self.state is CONTENT:
-            # A step of ordinary tokens inside a body: one join, one decode. A structural,
-            # control, negative or unassigned ID has a None slot in the guarded table and
-            # makes the join fail; past the guard an IndexError; a non-int a TypeError.
-            try:
-                data = b"".join(map(self._pieces.__getitem__, token_ids))
-            except (TypeError, IndexError):
-                pass
-            else:
-                self.pos += len(token_ids)
-                if not self._utf8.held:
+            # The path almost every engine step takes: ordinary tokens inside a body, one
+            # lookup (or one join) and one decode. A structural, control, negative or
+            # unassigned ID has a None slot in the guarded table; one past the guard raises
+            # IndexError, a non-int TypeError: all of those take the general path below.
+            data = None
+            if len(token_ids) == 1:
+                token_id = token_ids[0]
+                if type(token_id) is int:
                     try:
-                        text = data.decode()  # the decoder's own fast path, inlined
+                        data = self._pieces[token_id]
+                    except IndexError:
+                        pass
+            else:
+                try:
+                    data = b"".join(map(self._pieces.__getitem__, token_ids))
+                except (TypeError, IndexError):
+                    pass
+            if data is not None:
+                self.pos += len(token_ids)
+                if self._utf8.held:
+                    text = self._decode(data)
+                else:
+                    try:
+                        text = data.decode()  # whole characters: Utf8Stream's own fast path
                     except UnicodeDecodeError:
                         text = self._decode(data)
-                else:
-                    text = self._decode(data)
                 if text:
                     self._sink.text(text)
                 return
@@ -179,9 +169,7 @@ class HarmonyDecoder:
                 self._ordinary_run(token_ids)
                 return
             cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
-        except (TypeError, IndexError):
-            # an unhashable or non-int "ID", one past the vocabulary, or an unassigned one:
-            # validate one by one (nothing was consumed yet)
+        except TypeError:  # an unhashable "ID": it is cut out and reported like a special
             cuts = [i for i, token_id in enumerate(token_ids) if not _hashable(token_id) or token_id in non_text]
         # Structural tokens split the step into runs of ordinary tokens; each run is still
         # decoded in one piece.
