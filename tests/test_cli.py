@@ -110,3 +110,26 @@ def test_console_entry_point_runs():
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_prompt_ids_set_start_state_and_usage(tmp_path):
+    prompt = os.path.join(EXAMPLES, "gpt-oss-weather-answer.prompt.json")
+    with open(prompt, encoding="utf-8") as f:
+        n_prompt = len(json.load(f))
+    code, out = run(["decode", ANSWER_TRACE, "--prompt", prompt, "--format", "chat"])
+    assert code == 0
+    chunks = [json.loads(line) for line in out.splitlines()]
+    usage = [c["usage"] for c in chunks if c.get("usage")]
+    assert usage and usage[-1]["prompt_tokens"] == n_prompt
+    # a Qwen3 prompt that opens <think> makes the completion start in reasoning
+    import tokenparse
+
+    qwen = tokenparse.load("qwen3")
+    prompt_file, ids_file = tmp_path / "p.json", tmp_path / "c.json"
+    prompt_file.write_text(json.dumps(qwen.table.encode("<|im_start|>assistant\n") + [qwen.table.id_of("<think>")]))
+    ids_file.write_text(json.dumps(qwen.table.encode("plan") + [qwen.table.id_of("</think>")] + qwen.table.encode("answer")))
+    code, out = run(["decode", str(ids_file), "--model", "qwen3", "--prompt", str(prompt_file), "--complete"])
+    message = json.loads(out)
+    assert (message["reasoning"], message["content"]) == ("plan", "answer")
+    code, out = run(["decode", str(ids_file), "--model", "qwen3", "--complete"])
+    assert json.loads(out)["reasoning"] is None  # without the prompt: no <think> seen

@@ -98,8 +98,12 @@ def _decode(args: argparse.Namespace, out: TextIO) -> int:
             tools = json.load(f)
         if isinstance(tools, dict) and "tools" in tools:
             tools = tools["tools"]
+    prompt_ids = None
+    if args.prompt:
+        with open(args.prompt, encoding="utf-8") as f:
+            prompt_ids = [t for step in read_steps(f.read()) for t in step]
     model = tokenparse.load(args.model, tokenizer=args.tokenizer)
-    parser = model.parser(tools=tools, strict=args.strict)
+    parser = model.parser(tools=tools, strict=args.strict, prompt_token_ids=prompt_ids)
 
     def deltas() -> Iterator[Sequence[tokenparse.DeltaMessage]]:
         for step in steps:
@@ -117,6 +121,7 @@ def _decode(args: argparse.Namespace, out: TextIO) -> int:
         out=out,
         model_name=args.model_name or args.model,
         reasoning_field=args.reasoning_field,
+        prompt_tokens=len(prompt_ids or ()),
     )
     if args.diagnostics:
         for diagnostic in parser.diagnostics:
@@ -137,6 +142,9 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("--tokenizer", help="tokenizer file or directory (tokenizer.json, .tiktoken, tekken.json)")
     d.add_argument("--chunk", type=int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
     d.add_argument("--tools", metavar="FILE", help="JSON file with the request's tools list")
+    d.add_argument("--prompt", metavar="FILE",
+                   help="the prompt's token IDs (same shapes as the input): sets the start state "
+                        "(e.g. a prompt ending in <think>) and the usage's prompt tokens")
     d.add_argument("--format", "-f", choices=FORMATS, default="deltas", help="output format (default: deltas)")
     d.add_argument("--complete", action="store_true", help="print only the complete message (= --format message)")
     d.add_argument("--sse", action="store_true", help="frame the output as Server-Sent Events")
