@@ -64,8 +64,9 @@ def test_r1_reasoning_content_and_calls_in_one_chunk(table, r1):
     )
     ids = encode(table, text, SPECIALS)
     out = check_stream(r1, ids, WEATHER_TOOLS)
-    assert out.reasoning == "The user wants weather.\n"
-    assert out.content == "\n\nLet me check."
+    # the template's newlines around </think> are dropped
+    assert out.reasoning == "The user wants weather."
+    assert out.content == "Let me check."
     assert out.calls == [("get_weather", '{"location": "Paris"}'), ("add", '{"x": 1, "x": 2}')]
     assert out.message.reasoning_tokens == ids.index(128822) + 1
     assert out.diagnostics == []
@@ -133,16 +134,29 @@ def test_malformed_arguments_are_reported_and_the_section_recovers(table, v31):
 def test_text_after_the_section_goes_to_content(table, v31):
     text = BEGIN + v31_call("get_time") + END + "\n\nAnything else?"
     out = check_stream(v31, encode(table, text, SPECIALS), WEATHER_TOOLS)
+    assert out.content == "Anything else?"  # the newlines after the section are an edge
+    raw = tokenparse.load("deepseek-v3.1", tokenizer=table, trim_newlines=False)
+    out = check_stream(raw, encode(table, text, SPECIALS), WEATHER_TOOLS)
     assert out.content == "\n\nAnything else?"
 
 
 def test_section_inside_reasoning_returns_to_reasoning(table, r1):
     text = "Look it up." + BEGIN + r1_call("get_time") + END + "\nGot it.</think>Answer."
     ids = encode(table, text, SPECIALS)
+    raw = tokenparse.load("deepseek-r1", tokenizer=table, trim_newlines=False)
+    untrimmed = check_stream(raw, ids, WEATHER_TOOLS)
+    assert (untrimmed.reasoning, untrimmed.content) == ("Look it up.\nGot it.", "Answer.")
     out = check_stream(r1, ids, WEATHER_TOOLS)
+    # the section does not end the reasoning run: the newline after it is inside the run
     assert (out.reasoning, out.content) == ("Look it up.\nGot it.", "Answer.")
     assert out.calls == [("get_time", "{}")]
     assert out.message.reasoning_tokens == ids.index(128822) + 1
+    # the template's newline before the section is an edge and is dropped; the one after stays
+    ids = encode(table, "Look it up.\n" + BEGIN + r1_call("get_time") + END + "\nGot it.</think>Answer.", SPECIALS)
+    untrimmed = check_stream(raw, ids, WEATHER_TOOLS)
+    assert (untrimmed.reasoning, untrimmed.content) == ("Look it up.\n\nGot it.", "Answer.")
+    out = check_stream(r1, ids, WEATHER_TOOLS)
+    assert (out.reasoning, out.content, out.calls) == ("Look it up.\nGot it.", "Answer.", [("get_time", "{}")])
 
 
 def test_missing_section_end_and_reasoning_close(table, r1):

@@ -2,8 +2,9 @@
 
 Each case (a reasoning + two tool calls response, with and without content) must decode to
 its expected reasoning, content and calls in every chunking, with the profile's bundled
-tokenizer. Whitespace around reasoning and content is the model's and is kept by the
-parser; the fixtures' expectations are stripped, so the comparison strips too.
+tokenizer. The fixtures' expectations are stripped; with the default profiles (the
+template's edge newlines trimmed) the decoded text equals them exactly, and with
+``trim_newlines=False`` it equals them up to whitespace at the edges.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import tokenparse
-from dialects_support import WEATHER_TOOLS, check_stream, strip_or_none
+from dialects_support import WEATHER_TOOLS, check_stream, run, strip_or_none
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real-token-ids"
 if not FIXTURES.is_dir():  # CI lays shared/ beside the clone; a developer has it at /work/shared
@@ -33,12 +34,60 @@ def _load(name: str) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _json_type(value) -> str:
+    for kind, name in ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"),
+                       (list, "array"), (dict, "object")):
+        if isinstance(value, kind):
+            return name
+    assert value is None, value
+    return "null"
+
+
+def _tools_from(expected_calls: list[dict]) -> list[dict]:
+    """One tool per called name, each parameter typed after the JSON value the call passes."""
+    properties: dict[str, dict] = {}
+    for call in expected_calls:
+        props = properties.setdefault(call["name"], {})
+        for key, value in call["arguments"].items():
+            props[key] = {"type": _json_type(value)}
+    return [
+        {"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": props}}}
+        for name, props in properties.items()
+    ]
+
+
 @pytest.mark.parametrize("variant", ["auto", "required"])
 @pytest.mark.parametrize("fixture, profile, package", CASES)
-def test_fixture_decodes_to_expected_message_in_every_chunking(fixture, profile, package, variant):
+def test_fixture_decodes_exactly_with_the_default_profile(fixture, profile, package, variant):
+    """No stripping: the default profile drops the template's newlines and nothing else."""
     pytest.importorskip(package)
     data = _load(fixture)
+    expected = data["expected"]
+    tools = _tools_from(expected["tool_calls"])
+    assert [t["function"]["name"] for t in tools] == ["get_weather", "add"]
+    assert tools[1]["function"]["parameters"]["properties"] == {
+        "y": {"type": "number"}, "x": {"type": "integer"}, "items": {"type": "array"}
+    }
     model = tokenparse.load(profile)
+    ids = data["cases"][variant]["generation_token_ids"]
+    calls = [(c["name"], c["arguments"]) for c in expected["tool_calls"]]
+    for size in (1, 2, 3, 7, len(ids)):
+        out = run(model, [ids[i : i + size] for i in range(0, len(ids), size)], tools)
+        label = f"chunks of {size}"
+        assert out.reasoning == expected["reasoning"], label
+        assert out.content == expected[f"content_{variant}"], label
+        assert out.parsed_calls == calls, label
+        assert out.message.finish_reason == "tool_calls", label
+        assert out.diagnostics == [], label
+
+
+@pytest.mark.parametrize("trim", [True, False], ids=["trimmed", "raw"])
+@pytest.mark.parametrize("variant", ["auto", "required"])
+@pytest.mark.parametrize("fixture, profile, package", CASES)
+def test_fixture_decodes_to_expected_message_in_every_chunking(fixture, profile, package, variant, trim):
+    pytest.importorskip(package)
+    data = _load(fixture)
+    model = tokenparse.load(profile, trim_newlines=trim)
     assert model.table.vocab_size <= data["vocab_size"]
     ids = data["cases"][variant]["generation_token_ids"]
     out = check_stream(model, ids, WEATHER_TOOLS)

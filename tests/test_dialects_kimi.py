@@ -104,7 +104,11 @@ def test_truncated_and_malformed(table, model):
 
 
 def test_text_after_section(table, model):
-    out = check_stream(model, ids_of(table, SECTION + kcall("get_time", 0) + SECTION_END + "\nDone"), WEATHER_TOOLS)
+    ids = ids_of(table, SECTION + kcall("get_time", 0) + SECTION_END + "\nDone")
+    out = check_stream(model, ids, WEATHER_TOOLS)
+    assert out.content == "Done"  # the newline after the section is an edge
+    raw = tokenparse.load("kimi-k2", tokenizer=table, trim_newlines=False)
+    out = check_stream(raw, ids, WEATHER_TOOLS)
     assert out.content == "\nDone"
 
 

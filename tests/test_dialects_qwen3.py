@@ -23,6 +23,12 @@ def model():
 
 
 @pytest.fixture(scope="module")
+def raw():
+    """The same profile with the template's edge newlines kept (``trim_newlines=False``)."""
+    return tokenparse.load("qwen3", trim_newlines=False)
+
+
+@pytest.fixture(scope="module")
 def ids(model):
     def make(text: str, specials=TAGS) -> list[int]:
         return encode(model.table, text, specials)
@@ -51,8 +57,9 @@ def test_reasoning_content_and_call_in_one_chunk(model, ids):
     text = "<think>\nPlan: check the weather.\n</think>\n\nLet me look.\n" + call("get_weather", '{"location": "Paris"}')
     token_ids = ids(text)
     out = check_stream(model, token_ids, WEATHER_TOOLS)
-    assert out.reasoning == "\nPlan: check the weather.\n"
-    assert out.content == "\n\nLet me look.\n"
+    # the template's newlines after <think>, around </think> and before <tool_call> are dropped
+    assert out.reasoning == "Plan: check the weather."
+    assert out.content == "Let me look."
     assert out.calls == [("get_weather", '{"location": "Paris"}')]
     assert out.message.finish_reason == "tool_calls"
     # reasoning tokens: <think> through </think>, tags included
@@ -112,31 +119,58 @@ def test_malformed_payload_is_reported_with_its_text(model, ids):
     assert any("get_weather(location='Paris')" in (d.text or "") for d in out.diagnostics)
 
 
-def test_text_after_a_tool_block_goes_to_content(model, ids):
+def test_text_after_a_tool_block_goes_to_content(model, raw, ids):
     text = "Checking." + call("get_weather", '{"location": "Rome"}') + "\nIt is sunny."
+    # a tool block does not end the content run: the newline after it is inside the run
     out = check_stream(model, ids(text), WEATHER_TOOLS)
     assert out.content == "Checking.\nIt is sunny."
+    out = check_stream(raw, ids(text), WEATHER_TOOLS)
+    assert out.content == "Checking.\nIt is sunny."
+    # the template's newline before <tool_call> is an edge and is dropped; the one after stays
+    text = "Checking.\n" + call("get_weather", '{"location": "Rome"}') + "\nIt is sunny."
+    out = check_stream(model, ids(text), WEATHER_TOOLS)
+    assert out.content == "Checking.\nIt is sunny."
+    assert out.calls == [("get_weather", '{"location": "Rome"}')]
+    out = check_stream(raw, ids(text), WEATHER_TOOLS)
+    assert out.content == "Checking.\n\nIt is sunny."
 
 
-def test_trailing_newline_after_last_block_stays_content(model, ids):
+def test_trailing_newline_after_last_block_stays_content(model, raw, ids):
+    # trimmed: a newline after the last block is an edge and is dropped
     out = check_stream(model, ids(call("get_time") + "\n"), WEATHER_TOOLS)
+    assert out.content is None
+    assert out.calls == [("get_time", "{}")]
+    # raw: the router itself keeps it as content (only newlines *between* blocks are dropped)
+    out = check_stream(raw, ids(call("get_time") + "\n"), WEATHER_TOOLS)
     assert out.content == "\n"
+    assert out.calls == [("get_time", "{}")]
 
 
-def test_tool_inside_reasoning_returns_to_reasoning(model, ids):
+def test_tool_inside_reasoning_returns_to_reasoning(model, raw, ids):
     text = (
         "<think>I should check." + call("get_weather", '{"location": "Rome"}') + "\nThen decide.</think>Final answer."
     )
     token_ids = ids(text)
+    untrimmed = check_stream(raw, token_ids, WEATHER_TOOLS)
+    assert untrimmed.reasoning == "I should check.\nThen decide."
+    assert untrimmed.content == "Final answer."
     out = check_stream(model, token_ids, WEATHER_TOOLS)
+    # the block does not end the reasoning run: the newline after it is inside the run
     assert out.reasoning == "I should check.\nThen decide."
     assert out.content == "Final answer."
     assert out.calls == [("get_weather", '{"location": "Rome"}')]
     # the tool block inside <think>...</think> counts as reasoning tokens
     assert out.message.reasoning_tokens == token_ids.index(151668) + 1
+    # the template's newline before <tool_call> is an edge and is dropped; the one after stays
+    text = "<think>I should check.\n" + call("get_weather", '{"location": "Rome"}') + "\nThen decide.</think>Final answer."
+    untrimmed = check_stream(raw, ids(text), WEATHER_TOOLS)
+    assert untrimmed.reasoning == "I should check.\n\nThen decide."
+    out = check_stream(model, ids(text), WEATHER_TOOLS)
+    assert (out.reasoning, out.content) == ("I should check.\nThen decide.", "Final answer.")
+    assert out.calls == [("get_weather", '{"location": "Rome"}')]
 
 
-def test_filtered_tool_inside_reasoning_and_newlines_between_tools(model, ids):
+def test_filtered_tool_inside_reasoning_and_newlines_between_tools(model, raw, ids):
     text = (
         "<think>Two lookups."
         + call("add", '{"x": 1}')
@@ -145,10 +179,18 @@ def test_filtered_tool_inside_reasoning_and_newlines_between_tools(model, ids):
         + "\n</think>\n\nDone."
     )
     only_weather = [WEATHER_TOOLS[0]]
+    # raw: the newline between the two blocks is dropped by the router, the one before
+    # </think> is reasoning, the ones after it content
+    untrimmed = check_stream(raw, ids(text), only_weather)
+    assert untrimmed.calls == [("get_weather", '{"location": "Rome"}')]
+    assert untrimmed.reasoning == "Two lookups.\n"
+    assert untrimmed.content == "\n\nDone."
+    assert untrimmed.codes == ["unknown_tool"]
+    # trimmed: those are all edge newlines (the end of the reasoning run, the start of content)
     out = check_stream(model, ids(text), only_weather)
     assert out.calls == [("get_weather", '{"location": "Rome"}')]
-    assert out.reasoning == "Two lookups.\n"
-    assert out.content == "\n\nDone."
+    assert out.reasoning == "Two lookups."
+    assert out.content == "Done."
     assert out.codes == ["unknown_tool"]
 
 
@@ -205,16 +247,18 @@ def test_prompt_ending_in_think_starts_in_reasoning(model, ids):
     prompt = ids("<|im_start|>assistant\n<think>\n", specials=("<think>", "<|im_start|>"))
     token_ids = ids("Let me think.\n</think>\n\nHi!")
     out = check_stream(model, token_ids, prompt=prompt)
-    assert out.reasoning == "Let me think.\n" and out.content == "\n\nHi!"
+    assert out.reasoning == "Let me think." and out.content == "Hi!"
     assert out.message.reasoning_tokens == token_ids.index(151668) + 1
     no_think = ids("<|im_start|>assistant\n<think>\n\n</think>\n\n", specials=("<think>", "</think>", "<|im_start|>"))
     out = check_stream(model, ids("Hi!"), prompt=no_think)
     assert out.content == "Hi!" and out.reasoning is None
 
 
-def test_think_repeated_after_a_prompt_that_opened_it(model, ids):
+def test_think_repeated_after_a_prompt_that_opened_it(model, raw, ids):
     prompt = ids("<think>\n")
     out = check_stream(model, ids("<think>\nx</think>y"), prompt=prompt)
+    assert (out.reasoning, out.content, out.diagnostics) == ("x", "y", [])
+    out = check_stream(raw, ids("<think>\nx</think>y"), prompt=prompt)
     assert (out.reasoning, out.content, out.diagnostics) == ("\nx", "y", [])
 
 

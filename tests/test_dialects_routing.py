@@ -30,6 +30,12 @@ def qwen():
 
 
 @pytest.fixture(scope="module")
+def qwen_raw():
+    """Qwen3 with the template's edge newlines kept: every character reaches the message."""
+    return tokenparse.load("qwen3", trim_newlines=False)
+
+
+@pytest.fixture(scope="module")
 def v4():
     return tokenparse.load("deepseek-v4")
 
@@ -277,14 +283,14 @@ def test_arbitrary_ids_never_raise_and_stream_equals_complete(alphabets, profile
 
 @settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_nothing_is_lost_outside_tool_blocks(qwen, data):
-    """Without tool tags, every character goes to content or reasoning, in order."""
-    table = qwen.table
+def test_nothing_is_lost_outside_tool_blocks(qwen_raw, data):
+    """Without tool tags, every character goes to content or reasoning, in order (untrimmed)."""
+    table = qwen_raw.table
     words = [table.encode(w) for w in ("Hello", " world", "\n", "<", "think", ">", "{}", " é")]
     tags = [[151667], [151668], [151645]]
     pieces = data.draw(st.lists(st.sampled_from(words + tags), max_size=40))
     ids = [t for piece in pieces for t in piece]
-    message = run(qwen, [[t] for t in ids]).message
+    message = run(qwen_raw, [[t] for t in ids]).message
     reasoning, content, mode = [], [], "content"
     for t in ids:
         if t == 151667:
@@ -295,6 +301,59 @@ def test_nothing_is_lost_outside_tool_blocks(qwen, data):
             (reasoning if mode == "reasoning" else content).append(t)
     assert (message.reasoning or "") == table.decode(reasoning)
     assert (message.content or "") == table.decode(content)
+
+
+def _channel_runs(ids: list[int]) -> list[tuple[str, list[int]]]:
+    """Maximal runs of same-channel tokens of a Qwen3 response without tool tags, in order."""
+    runs: list[tuple[str, list[int]]] = []
+    mode = "content"
+    for t in ids:
+        if t == 151667:
+            mode = "reasoning"
+        elif t == 151668:
+            mode = "content" if mode == "reasoning" else mode
+        elif t != 151645:
+            if runs and runs[-1][0] == mode:
+                runs[-1][1].append(t)
+            else:
+                runs.append((mode, [t]))
+    return runs
+
+
+def _without_newlines(text: str) -> str:
+    return text.replace("\r", "").replace("\n", "")
+
+
+def _is_subsequence(short: str, long: str) -> bool:
+    rest = iter(long)
+    return all(ch in rest for ch in short)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_trimming_drops_only_newlines_at_run_edges(qwen, qwen_raw, data):
+    """The default (trimmed) output is the untrimmed one minus the \\r/\\n at the edges of each run.
+
+    A run is a maximal stretch of one channel between switches; its leading and trailing
+    newlines go, everything else (spaces, interior newlines) stays, nothing is added. At
+    most 30 pieces keep every newline run under the 64 that ``EdgeNewlines`` holds back.
+    """
+    table = qwen.table
+    words = [table.encode(w) for w in ("Hello", " world", "\n", "\r\n", "\r", " \n", "\n ", "<", ">", " é")]
+    tags = [[151667], [151668], [151645]]
+    pieces = data.draw(st.lists(st.sampled_from(words + tags), max_size=30))
+    ids = [t for piece in pieces for t in piece]
+    size = data.draw(st.integers(1, max(1, len(ids))))
+    chunks = [ids[i : i + size] for i in range(0, len(ids), size)]
+    trimmed, raw = run(qwen, chunks).message, run(qwen_raw, chunks).message
+    runs = _channel_runs(ids)
+    for channel in ("reasoning", "content"):
+        got, untrimmed = getattr(trimmed, channel) or "", getattr(raw, channel) or ""
+        # only newlines are ever removed, and nothing is added, repeated or reordered
+        assert _without_newlines(got) == _without_newlines(untrimmed), channel
+        assert _is_subsequence(got, untrimmed), channel
+        # and the newlines removed are exactly those at the edges of the runs
+        assert got == "".join(table.decode(r).strip("\r\n") for mode, r in runs if mode == channel), channel
 
 
 @settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])

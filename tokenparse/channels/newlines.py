@@ -6,13 +6,17 @@ content around a tool block and at the end of the response are part of the tag s
 not text the user should see. :class:`EdgeNewlines` removes newlines (only ``\\n`` and
 ``\\r``; spaces and indentation are kept) at those edges:
 
-* leading newlines of a run of reasoning or content that starts the response, follows a
-  switch between reasoning and content, or follows a tool call;
+* leading newlines of a run of reasoning or content that starts the response or follows a
+  switch between reasoning and content (a tool call is not a switch: text that resumes
+  after it keeps its newlines, so ``Checking.`` + call + ``\nIt is sunny.`` reads
+  ``Checking.\nIt is sunny.``, while a response that *starts* with a call drops them);
 * trailing newlines of a run, held back until more text of the same kind shows they were
-  inside the run (then they are emitted unchanged) or the run ends.
+  inside the run (then they are emitted unchanged), and dropped when the run ends or a tool
+  call follows.
 
-At most ``max_held`` newlines are held; a longer run is passed on as it is, so a model
-that writes thousands of blank lines is never buffered without bound.
+A run of more than ``max_held`` newlines is passed on as it is, in one piece or in many:
+the outcome never depends on how the text was chunked, and a model that writes thousands
+of blank lines is never buffered without bound.
 """
 from __future__ import annotations
 
@@ -54,7 +58,11 @@ class EdgeNewlines:
                 self._held = ""
             return
         emit(self._held + body if self._held else body)
-        self._held = text[len(body):]
+        tail = text[len(body):]
+        if len(tail) > self.max_held:  # same outcome as reaching the bound piece by piece
+            emit(tail)
+            tail = ""
+        self._held = tail
 
     def content(self, text: str) -> None:
         self._text(_CONTENT, self._out.content, text)
@@ -63,8 +71,7 @@ class EdgeNewlines:
         self._text(_REASONING, self._out.reasoning, text)
 
     def tool_begin(self, name: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        self._kind = 0
-        self._held = ""
+        self._held = ""  # the newline before a tool block is the template's
         self._out.tool_begin(name, **kwargs)
 
     def tool_args(self, text: str) -> None:
