@@ -1,4 +1,5 @@
-"""Pieces shared by the adapters: JSON/SSE framing, ids, delta parts and block routing.
+"""Pieces shared by the adapters: JSON/SSE framing, ids, delta parts, block routing and the
+adapter life cycle.
 
 Events are plain ``dict`` subclasses so that they are JSON-ready, compare equal to plain
 dicts and validate directly against the official SDK models, while still knowing how to
@@ -6,13 +7,14 @@ frame themselves as Server-Sent Events.
 """
 from __future__ import annotations
 
+import copy
 import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 
-from ..errors import TokenParseError
+from ..errors import ParserStateError, TokenParseError
 from ..messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
 
 __all__ = [
@@ -28,6 +30,8 @@ __all__ = [
     "parts_of",
     "BlockRouter",
     "deltas_from_message",
+    "AdapterStream",
+    "replay",
 ]
 
 #: Chat Completions ends a stream with this sentinel (it is not JSON, so not an event).
@@ -213,3 +217,45 @@ def _first_deltas(calls: list) -> list[DeltaToolCall]:
         )
         for index, call in enumerate(calls)
     ]
+
+
+class AdapterStream:
+    """The life cycle every adapter shares; subclasses provide ``step`` and ``finish``.
+
+    States::
+
+        NEW ──first output──> STREAMING ──finish()──> FINISHED
+
+    What the first output is, and what ``FINISHED`` makes available, is each adapter's own
+    (see its docstring). Adapters that build their final object in ``finish()`` keep it in
+    ``_final`` (``None`` until then) and hand out copies with :meth:`_final_copy`.
+    """
+
+    NEW = "NEW"
+    STREAMING = "STREAMING"
+    FINISHED = "FINISHED"
+
+    state: str
+    _final: dict[str, Any] | None
+
+    def _check_open(self, what: str) -> None:
+        if self.state == self.FINISHED:
+            raise ParserStateError(f"{what}() called after finish()")
+
+    def _final_copy(self, what: str) -> dict[str, Any]:
+        # A deep copy: the caller may edit what it gets without changing later answers.
+        if self._final is None:
+            raise ParserStateError(f"{what}() is only available after finish()")
+        return copy.deepcopy(self._final)
+
+
+def replay(stream: Any, message: ChatMessage, steps: Iterable[Sequence[DeltaMessage]] | None) -> None:
+    """Step ``stream`` through ``steps`` (one step per parser call), then finish it with ``message``.
+
+    Without ``steps`` (the caller used ``model.parse``) one step is synthesised from
+    ``message``. The ``build_*`` functions go through here so that a non-streaming answer
+    comes from the very same events as a streamed one.
+    """
+    for deltas in steps if steps is not None else [deltas_from_message(message)]:
+        stream.step(deltas)
+    stream.finish(message)

@@ -34,9 +34,8 @@ import copy
 import json
 from typing import Any, Iterable, Sequence
 
-from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
-from ._common import BlockRouter, IdFactory, Part, TypedEvent, deltas_from_message, new_id, parts_of
+from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, parts_of, replay
 
 __all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
 
@@ -55,7 +54,7 @@ def stop_reason_for(finish_reason: str | None) -> str:
     return _STOP_REASONS.get(finish_reason or "stop", "end_turn")
 
 
-class AnthropicMessageStream:
+class AnthropicMessageStream(AdapterStream):
     """Turns parser deltas into Anthropic Messages stream events.
 
     States::
@@ -66,10 +65,6 @@ class AnthropicMessageStream:
     block is open (``_open_index``). ``FINISHED``: the open block was stopped and
     ``message_delta`` + ``message_stop`` went out; :meth:`message` is available.
     """
-
-    NEW = "NEW"
-    STREAMING = "STREAMING"
-    FINISHED = "FINISHED"
 
     def __init__(
         self,
@@ -139,15 +134,9 @@ class AnthropicMessageStream:
 
     def message(self) -> dict[str, Any]:
         """The final ``Message`` object (after :meth:`finish`)."""
-        if self._final is None:
-            raise ParserStateError("message() is only available after finish()")
-        return copy.deepcopy(self._final)
+        return self._final_copy("message")
 
     # ------------------------------------------------------------------ internals
-
-    def _check_open(self, what: str) -> None:
-        if self.state == self.FINISHED:
-            raise ParserStateError(f"{what}() called after finish()")
 
     def _message_object(self, *, content: list, stop_reason: str | None, output_tokens: int) -> dict[str, Any]:
         return {
@@ -236,19 +225,15 @@ def build_anthropic_message(
     message: ChatMessage,
     *,
     steps: Iterable[Sequence[DeltaMessage]] | None = None,
-    model: str,
-    message_id: str | None = None,
-    prompt_tokens: int = 0,
-    id_factory: IdFactory = new_id,
+    **stream_options: Any,
 ) -> dict[str, Any]:
     """A non-streaming ``Message`` built through the same event path as streaming.
 
     ``steps`` are the delta lists the parser returned; when omitted, one step is synthesised
-    from ``message`` (reasoning, content, calls, in that order).
+    from ``message`` (reasoning, content, calls, in that order). ``stream_options`` are
+    :class:`AnthropicMessageStream`'s keyword arguments (``model`` is required), passed on
+    as they are so that the two never drift apart.
     """
-    stream = AnthropicMessageStream(model=model, message_id=message_id, prompt_tokens=prompt_tokens,
-                                    id_factory=id_factory)
-    for deltas in steps if steps is not None else [deltas_from_message(message)]:
-        stream.step(deltas)
-    stream.finish(message)
+    stream = AnthropicMessageStream(**stream_options)
+    replay(stream, message, steps)
     return stream.message()

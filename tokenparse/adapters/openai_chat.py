@@ -37,7 +37,7 @@ from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
-from ._common import DataEvent, DeltaContractError, Part, deltas_from_message, new_id, now, parts_of
+from ._common import AdapterStream, DataEvent, DeltaContractError, Part, new_id, now, parts_of, replay
 
 __all__ = ["ChatCompletionStream", "ChatChunk", "build_chat_completion", "chat_usage", "ReasoningField"]
 
@@ -60,7 +60,7 @@ def chat_usage(message: ChatMessage, prompt_tokens: int) -> dict[str, Any]:
     }
 
 
-class ChatCompletionStream:
+class ChatCompletionStream(AdapterStream):
     """Turns parser deltas into Chat Completions chunks for one choice.
 
     States::
@@ -72,10 +72,6 @@ class ChatCompletionStream:
     ``FINISHED``: the ``finish_reason`` chunk (and usage chunk) went out; ``step``/``finish``
     raise :class:`~tokenparse.errors.ParserStateError`, :meth:`completion` is available.
     """
-
-    NEW = "NEW"
-    STREAMING = "STREAMING"
-    FINISHED = "FINISHED"
 
     def __init__(
         self,
@@ -199,10 +195,6 @@ class ChatCompletionStream:
 
     # ------------------------------------------------------------------ internals
 
-    def _check_open(self, what: str) -> None:
-        if self.state == self.FINISHED:
-            raise ParserStateError(f"{what}() called after finish()")
-
     def _delta_payload(self, delta: DeltaMessage) -> dict[str, Any]:
         """The chunk ``delta`` object for one DeltaMessage; empty when it has nothing to say."""
         payload: dict[str, Any] = {}
@@ -299,7 +291,5 @@ def build_chat_completion(
         prompt_tokens=prompt_tokens,
         system_fingerprint=system_fingerprint,
     )
-    for deltas in steps if steps is not None else [deltas_from_message(message)]:
-        stream.step(deltas)
-    stream.finish(message)
+    replay(stream, message, steps)
     return stream.completion()

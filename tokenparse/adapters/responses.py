@@ -61,9 +61,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
-from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
-from ._common import BlockRouter, IdFactory, Part, TypedEvent, deltas_from_message, new_id, now, parts_of
+from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, now, parts_of, replay
 
 __all__ = ["ResponsesStream", "ResponseEvent", "build_response", "responses_usage", "builtin_item_type"]
 
@@ -127,7 +126,7 @@ class _OpenItem:
     logprobs: list[dict[str, Any]] = field(default_factory=list)
 
 
-class ResponsesStream:
+class ResponsesStream(AdapterStream):
     """Turns parser deltas into Responses API stream events.
 
     States::
@@ -139,10 +138,6 @@ class ResponsesStream:
     closed and ``response.completed``/``response.incomplete`` went out; :meth:`response`
     returns the final object and further ``step``/``finish`` raise.
     """
-
-    NEW = "NEW"
-    STREAMING = "STREAMING"
-    FINISHED = "FINISHED"
 
     def __init__(
         self,
@@ -234,15 +229,9 @@ class ResponsesStream:
 
     def response(self) -> dict[str, Any]:
         """The final ``Response`` object (after :meth:`finish`)."""
-        if self._final is None:
-            raise ParserStateError("response() is only available after finish()")
-        return copy.deepcopy(self._final)
+        return self._final_copy("response")
 
     # ------------------------------------------------------------------ internals
-
-    def _check_open(self, what: str) -> None:
-        if self.state == self.FINISHED:
-            raise ParserStateError(f"{what}() called after finish()")
 
     def _event(self, event_type: str, **fields: Any) -> ResponseEvent:
         event = ResponseEvent(type=event_type, sequence_number=self._sequence_number, **fields)
@@ -404,31 +393,15 @@ def build_response(
     message: ChatMessage,
     *,
     steps: Iterable[Sequence[DeltaMessage]] | None = None,
-    model: str,
-    response_id: str | None = None,
-    created_at: int | None = None,
-    prompt_tokens: int = 0,
-    builtin_tools: BuiltinToolMapping = "native",
-    code_interpreter_container_id: str = "auto",
-    response_fields: Mapping[str, Any] | None = None,
-    id_factory: IdFactory = new_id,
+    **stream_options: Any,
 ) -> dict[str, Any]:
     """A non-streaming ``Response`` built through the same event path as streaming.
 
     ``steps`` are the delta lists the parser returned; when omitted, one step is synthesised
     from ``message`` (reasoning, content, built-in calls, calls, in that order).
+    ``stream_options`` are :class:`ResponsesStream`'s keyword arguments (``model`` is
+    required), passed on as they are so that the two never drift apart.
     """
-    stream = ResponsesStream(
-        model=model,
-        response_id=response_id,
-        created_at=created_at,
-        prompt_tokens=prompt_tokens,
-        builtin_tools=builtin_tools,
-        code_interpreter_container_id=code_interpreter_container_id,
-        response_fields=response_fields,
-        id_factory=id_factory,
-    )
-    for deltas in steps if steps is not None else [deltas_from_message(message)]:
-        stream.step(deltas)
-    stream.finish(message)
+    stream = ResponsesStream(**stream_options)
+    replay(stream, message, steps)
     return stream.response()

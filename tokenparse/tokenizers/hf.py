@@ -241,18 +241,23 @@ class HFPlainEncoder:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 
 
-def _read_json_path(path: str | os.PathLike[str]) -> tuple[Path, Any]:
-    p = Path(path)
-    if p.is_dir():
-        p = p / "tokenizer.json"
+def read_json_file(p: Path) -> Any:
+    """The JSON value in file ``p``; an unreadable or invalid file is a :class:`TokenizerError`."""
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
     try:
-        return p, json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
+
+
+def _read_json_path(path: str | os.PathLike[str]) -> tuple[Path, Any]:
+    p = Path(path)
+    if p.is_dir():
+        p = p / "tokenizer.json"
+    return p, read_json_file(p)
 
 
 def _name_for(p: Path) -> str:

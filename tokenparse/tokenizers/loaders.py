@@ -6,7 +6,6 @@ with none of them installed.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Mapping
@@ -21,7 +20,7 @@ from .harmony import (
     o200k_locations,
     table_from_harmony,
 )
-from .hf import HFPlainEncoder, table_from_hf, table_from_tokenizer_json
+from .hf import HFPlainEncoder, read_json_file, table_from_hf, table_from_tokenizer_json
 from .presets import deepseek_v4_table, qwen_table
 from .table import TokenTable
 from .tekken import _table_from_tekken_json, table_from_tekken
@@ -93,13 +92,7 @@ def _load_path(p: Path, name: str | None) -> TokenTable:
     if fname.endswith((".tiktoken", ".tiktoken.gz")):
         return table_from_tiktoken_file(p, name=name)
     if fname.endswith(".json"):
-        try:
-            with open(p, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as exc:
-            raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
+        data = read_json_file(p)
         default_name = p.parent.name if fname == "tokenizer.json" and p.parent.name else p.stem
         return _load_json_data(data, name or default_name, str(p), p)
     raise TokenizerError(f"{p}: unsupported tokenizer file; expected {_ACCEPTED}")

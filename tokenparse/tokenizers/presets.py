@@ -27,6 +27,17 @@ _QWEN3_5_PAT_STR = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+#: FIM / repo markers: ``<|...|>``-shaped, yet text (``special: false``) in Qwen's configs
+_QWEN_FIM_TOKENS: tuple[str, ...] = (
+    "<|fim_prefix|>",
+    "<|fim_middle|>",
+    "<|fim_suffix|>",
+    "<|fim_pad|>",
+    "<|repo_name|>",
+    "<|file_sep|>",
+)
+#: tags Qwen3 added to Qwen2.5's tokens; text, like ``<tool_call>``
+_QWEN3_TAG_TOKENS = ("<tool_response>", "</tool_response>", "<think>", "</think>")
 _QWEN2_5_ADDED: tuple[str, ...] = (
     "<|endoftext|>",
     "<|im_start|>",
@@ -44,14 +55,9 @@ _QWEN2_5_ADDED: tuple[str, ...] = (
     "<|video_pad|>",
     "<tool_call>",
     "</tool_call>",
-    "<|fim_prefix|>",
-    "<|fim_middle|>",
-    "<|fim_suffix|>",
-    "<|fim_pad|>",
-    "<|repo_name|>",
-    "<|file_sep|>",
+    *_QWEN_FIM_TOKENS,
 )
-_QWEN3_ADDED = _QWEN2_5_ADDED + ("<tool_response>", "</tool_response>", "<think>", "</think>")
+_QWEN3_ADDED = _QWEN2_5_ADDED + _QWEN3_TAG_TOKENS
 _QWEN3_5_ADDED = _QWEN3_ADDED + (
     "<|audio_start|>",
     "<|audio_end|>",
@@ -62,22 +68,7 @@ _QWEN3_5_ADDED = _QWEN3_ADDED + (
     "<|audio_pad|>",
 )
 #: added tokens that are text (``special: false``) in Qwen's tokenizer configs
-_QWEN_TEXT_TOKENS = frozenset(
-    {
-        "<tool_call>",
-        "</tool_call>",
-        "<tool_response>",
-        "</tool_response>",
-        "<think>",
-        "</think>",
-        "<|fim_prefix|>",
-        "<|fim_middle|>",
-        "<|fim_suffix|>",
-        "<|fim_pad|>",
-        "<|repo_name|>",
-        "<|file_sep|>",
-    }
-)
+_QWEN_TEXT_TOKENS = frozenset(("<tool_call>", "</tool_call>", *_QWEN3_TAG_TOKENS, *_QWEN_FIM_TOKENS))
 
 #: variant -> (resource file, first added-token ID, added tokens in ID order, pre-tokenisation pattern)
 QWEN_VARIANTS: dict[str, tuple[str, int, tuple[str, ...], str]] = {

@@ -12,13 +12,13 @@ every special token by default (``SpecialTokenPolicy.IGNORE``), so all are contr
 from __future__ import annotations
 
 import binascii
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import TokenizerError
+from .hf import read_json_file
 from .table import TokenTable
 from .tiktoken_tables import LazyTiktokenEncoder, _ranks_list
 
@@ -136,14 +136,7 @@ def table_from_tekken(source: Any, *, name: str | None = None) -> TokenTable:
     """Table from a tekken JSON path, a parsed tekken dict, a ``Tekkenizer`` or a ``MistralTokenizer``."""
     if isinstance(source, (str, os.PathLike)):
         p = Path(source)
-        try:
-            with open(p, encoding="utf-8") as f:
-                data = json.load(f)
-        except OSError as exc:
-            raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
-        return _table_from_tekken_json(data, name or p.stem, str(p))
+        return _table_from_tekken_json(read_json_file(p), name or p.stem, str(p))
     if isinstance(source, Mapping):
         return _table_from_tekken_json(source, name or "tekken", name or "tekken dict")
     inner = getattr(source, "instruct_tokenizer", None)

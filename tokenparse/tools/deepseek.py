@@ -22,7 +22,8 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..channels.base import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
+from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
 
@@ -33,8 +34,11 @@ DEEPSEEK_MARKERS = {
     "call_end": "<｜tool▁call▁end｜>",
 }
 
-_BETWEEN, _HEAD, _AFTER_SEP, _NAME, _FENCE, _ARGS, _TAIL, _SKIP = range(8)
-_STATE_NAMES = ("BETWEEN", "HEAD", "AFTER_SEP", "NAME", "FENCE", "ARGS", "TAIL", "SKIP")
+_HEAD, _AFTER_SEP, _NAME, _FENCE, _TAIL = range(FIRST_OWN_STATE, FIRST_OWN_STATE + 5)
+_STATE_NAMES = {
+    BETWEEN: "BETWEEN", _HEAD: "HEAD", _AFTER_SEP: "AFTER_SEP", _NAME: "NAME", _FENCE: "FENCE",
+    ARGS: "ARGS", _TAIL: "TAIL", SKIP: "SKIP",
+}
 _NON_WHITESPACE = re.compile(r"\S")
 #: where an R1 name ends: a newline, the code fence or the JSON value itself
 _NAME_END = re.compile(r"[\r\n`{\[]")
@@ -44,26 +48,23 @@ _VALUE_START = re.compile(r"[{\[]")
 _TAIL_TEXT = re.compile(r"(?:\s|`)*")
 
 
-class DeepSeekGrammar:
-    """DeepSeek R1 / V3 / V3.1 tool section (see the module docstring)."""
+class DeepSeekGrammar(MarkedCallGrammar):
+    """DeepSeek R1 / V3 / V3.1 tool section (see the module docstring).
+
+    Text outside the syntax is reported when the section ends or a call breaks or is cut
+    short, not at every call's end.
+    """
 
     markers: ClassVar[Mapping[str, str]] = DEEPSEEK_MARKERS
+    label = "DeepSeek"
+    state_names = _STATE_NAMES
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
-        self._out = out
-        self._log = log
-        self._strict = log.strict
-        self._state = _BETWEEN
+        super().__init__(out, log, tools)
         self._head: list[str] = []  # text before the separator (type or V3.1 name)
         self._name: list[str] = []  # R1 name text after the separator
         self._fence: list[str] = []  # R1 opening code fence, up to the JSON value
-        self._chars = 0
-        self._args: JsonArgsStream | None = None
-        self._open_call = False
-        self._stray: list[str] = []  # text outside the syntax, reported at the block end
-        self._skip_reason: str | None = None  # why the current call is being skipped
         self._tail_dirty = False  # text other than the closing fence followed the arguments
-        self._last_pos: int | None = None
 
     # -- PayloadGrammar ----------------------------------------------------------------------
 
@@ -72,7 +73,7 @@ class DeepSeekGrammar:
         n = len(text)
         while i < n:
             state = self._state
-            if state == _ARGS:
+            if state == ARGS:
                 try:
                     end = self._args.feed(text, i)  # type: ignore[union-attr]
                 except ArgsError as exc:
@@ -128,35 +129,23 @@ class DeepSeekGrammar:
                     self._tail_dirty = True
                     self._stray.append(text[j:])
                 return
-            else:  # _BETWEEN, _SKIP, or _TAIL after stray text: kept whole (whitespace
+            else:  # BETWEEN, SKIP, or _TAIL after stray text: kept whole (whitespace
                 # included, so the report is the same however the text was chunked)
                 self._stray.append(text[i:])
                 return
 
-    def marker(self, role: str, pos: int) -> None:
-        self._last_pos = pos
-        state = self._state
-        if role == "call_begin":
-            if state != _BETWEEN:
-                self._end_call(pos, "the next call began")
-            self._state = _HEAD
-            self._head = []
-            self._name = []
-            self._chars = 0
-        elif role == "sep" and state == _HEAD:
-            self._state = _AFTER_SEP
-        elif role == "call_end" and state != _BETWEEN:
-            self._end_call(pos, None)
-        else:
-            literal = self.markers.get(role, role)
-            self._log.report(DIAG, f"unexpected {literal} in a DeepSeek tool section ({_STATE_NAMES[state]})", pos)
-
-    def close(self, pos: int, at_eos: bool) -> None:
-        if self._state != _BETWEEN:
-            self._end_call(pos, "the stream ended" if at_eos else "the tool section ended")
-        self._flush_stray(pos)
-
     # -- calls -------------------------------------------------------------------------------
+
+    def _start_head(self) -> None:
+        self._state = _HEAD
+        self._head = []
+        self._name = []
+
+    def _head_marker(self, role: str, state: int, pos: int) -> bool:
+        if role == "sep" and state == _HEAD:
+            self._state = _AFTER_SEP
+            return True
+        return False
 
     def _call_name(self) -> str:
         return "".join(self._name if self._name else self._head).strip()
@@ -168,13 +157,10 @@ class DeepSeekGrammar:
             return
         self._out.tool_begin(name, pos=self._last_pos)
         self._open_call = True
-        self._state = _FENCE if r1 else _ARGS
-        if not r1:
-            self._args = JsonArgsStream(self._out, strict=self._strict)
-
-    def _start_args(self) -> None:
-        self._args = JsonArgsStream(self._out, strict=self._strict)
-        self._state = _ARGS
+        if r1:
+            self._state = _FENCE
+        else:
+            self._start_args()
 
     def _end_call(self, pos: int, why: str | None) -> None:
         """The call ends: at its end marker (``why`` None) or cut short by ``why``."""
@@ -184,10 +170,8 @@ class DeepSeekGrammar:
             self._begin(r1=True)
             state = self._state
         if self._open_call:
-            if state == _ARGS:
-                missing = self._args.finish()  # type: ignore[union-attr]
-                if missing is not None:
-                    self._log.report(DIAG, f"arguments of {self._call_name()!r} cut short: {missing}", pos)
+            if state == ARGS:
+                self._finish_args(pos, f"arguments of {self._call_name()!r}")
             elif state == _FENCE and why is not None:
                 self._log.report(DIAG, f"{why} before the arguments of {self._call_name()!r}", pos)
             self._out.tool_end(pos)
@@ -198,35 +182,15 @@ class DeepSeekGrammar:
             self._log.report(DIAG, f"{reason} before the tool name was complete; no call was made", pos, text=head or None)
         self._args = None
         self._fence = []
-        self._state = _BETWEEN
-        if why is not None or state == _SKIP:
+        self._state = BETWEEN
+        if why is not None or state == SKIP:
             self._flush_stray(pos)
 
     def _broken(self, message: str, rest: str) -> None:
-        """The call cannot be read further: end it; its remaining text is reported at its end.
-
-        One diagnostic per broken call, whatever the chunking: the text is collected until
-        the call's end marker (or the section's end) and reported with the reason.
-        """
-        if self._open_call:
-            self._out.tool_end(self._last_pos)
-            self._open_call = False
-        else:
+        """:meth:`_skip` the call; before its name was complete, its head is part of the report."""
+        if not self._open_call:
             rest = "".join(self._head) + "".join(self._name) + rest
-        self._flush_stray(self._last_pos)
-        self._skip_reason = message
-        self._stray.append(rest)
-        self._args = None
-        self._state = _SKIP
-
-    def _flush_stray(self, pos: int | None) -> None:
-        stray = "".join(self._stray)
-        self._stray = []
-        reason, self._skip_reason = self._skip_reason, None
-        if reason is not None:
-            self._log.report(DIAG, f"DeepSeek tool call: {reason}", pos, text=stray or None)
-        elif stray.strip():
-            self._log.report(DIAG, "text in a DeepSeek tool section that is not a call", pos, text=stray)
+        self._skip(message, rest)
 
 
 class DeepSeekV3Grammar(DeepSeekGrammar):

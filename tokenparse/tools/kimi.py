@@ -19,7 +19,8 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..channels.base import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, MarkedCallGrammar
+from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["KimiK2Grammar", "KIMI_MARKERS", "kimi_tool_name"]
 
@@ -30,7 +31,7 @@ KIMI_MARKERS = {
     "call_end": "<|tool_call_end|>",
 }
 
-_BETWEEN, _CALL_ID, _ARGS, _TAIL, _SKIP = range(5)
+_CALL_ID, _TAIL = range(FIRST_OWN_STATE, FIRST_OWN_STATE + 2)
 _INDEX_SUFFIX = re.compile(r":\d+\Z")
 
 
@@ -42,32 +43,22 @@ def kimi_tool_name(call_id: str) -> str:
     return _INDEX_SUFFIX.sub("", name)
 
 
-class KimiK2Grammar:
+class KimiK2Grammar(MarkedCallGrammar):
     """Kimi-K2 tool section (see the module docstring)."""
 
     markers: ClassVar[Mapping[str, str]] = KIMI_MARKERS
+    label = "Kimi-K2"
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
-        self._out = out
-        self._log = log
-        self._strict = log.strict
-        self._state = _BETWEEN
+        super().__init__(out, log, tools)
         self._call_id: list[str] = []
-        self._chars = 0
-        self._args: JsonArgsStream | None = None
-        self._open_call = False
-        self._stray: list[str] = []
-        self._skip_reason: str | None = None
-        self._last_pos: int | None = None
 
     def text(self, text: str) -> None:
         state = self._state
-        if state == _ARGS:
+        if state == ARGS:
             try:
                 end = self._args.feed(text)  # type: ignore[union-attr]
             except ArgsError as exc:
-                self._out.tool_end(self._last_pos)
-                self._open_call = False
                 self._skip(f"arguments are not JSON: {exc.message}", exc.rest)
                 return
             if end < 0:
@@ -87,44 +78,29 @@ class KimiK2Grammar:
             # is reported (kept whole, so the report does not depend on chunking)
             self._stray.append(text)
 
-    def marker(self, role: str, pos: int) -> None:
-        self._last_pos = pos
-        state = self._state
-        if role == "call_begin":
-            if state != _BETWEEN:
-                self._end_call(pos, "the next call began")
-            self._state = _CALL_ID
-            self._call_id = []
-            self._chars = 0
-        elif role == "arg_begin" and state == _CALL_ID:
-            raw = "".join(self._call_id).strip()
-            self._call_id = []
-            name = kimi_tool_name(raw)
-            if not name:
-                self._skip("tool call without a name", raw)
-                return
-            self._out.tool_begin(name, call_id=raw, pos=pos)
-            self._open_call = True
-            self._args = JsonArgsStream(self._out, strict=self._strict)
-            self._state = _ARGS
-        elif role == "call_end" and state != _BETWEEN:
-            self._end_call(pos, None)
-        else:
-            literal = self.markers.get(role, role)
-            self._log.report(DIAG, f"unexpected {literal} in a Kimi-K2 tool section", pos)
+    def _start_head(self) -> None:
+        self._state = _CALL_ID
+        self._call_id = []
 
-    def close(self, pos: int, at_eos: bool) -> None:
-        if self._state != _BETWEEN:
-            self._end_call(pos, "the stream ended" if at_eos else "the tool section ended")
-        self._flush_stray(pos)
+    def _head_marker(self, role: str, state: int, pos: int) -> bool:
+        if role != "arg_begin" or state != _CALL_ID:
+            return False
+        raw = "".join(self._call_id).strip()
+        self._call_id = []
+        name = kimi_tool_name(raw)
+        if not name:
+            self._skip("tool call without a name", raw)
+            return True
+        self._out.tool_begin(name, call_id=raw, pos=pos)
+        self._open_call = True
+        self._start_args()
+        return True
 
     def _end_call(self, pos: int, why: str | None) -> None:
         state = self._state
         if self._open_call:
-            if state == _ARGS:
-                missing = self._args.finish()  # type: ignore[union-attr]
-                if missing is not None:
-                    self._log.report(DIAG, f"Kimi-K2 tool call arguments cut short: {missing}", pos)
+            if state == ARGS:
+                self._finish_args(pos, "Kimi-K2 tool call arguments")
             self._out.tool_end(pos)
             self._open_call = False
         elif state == _CALL_ID and why is None and kimi_tool_name("".join(self._call_id)):
@@ -139,21 +115,5 @@ class KimiK2Grammar:
             )
         self._call_id = []
         self._args = None
-        self._state = _BETWEEN
+        self._state = BETWEEN
         self._flush_stray(pos)
-
-    def _skip(self, reason: str, text: str) -> None:
-        """The call cannot be read further; its text is reported once, at its end marker."""
-        self._flush_stray(self._last_pos)
-        self._skip_reason = reason
-        self._stray.append(text)
-        self._state = _SKIP
-
-    def _flush_stray(self, pos: int | None) -> None:
-        stray = "".join(self._stray)
-        self._stray = []
-        reason, self._skip_reason = self._skip_reason, None
-        if reason is not None:
-            self._log.report(DIAG, f"Kimi-K2 tool call: {reason}", pos, text=stray or None)
-        elif stray.strip():
-            self._log.report(DIAG, "text in a Kimi-K2 tool section that is not a call", pos, text=stray)

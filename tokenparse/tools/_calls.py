@@ -1,0 +1,121 @@
+"""Call bookkeeping shared by the grammars whose calls sit between single marker tokens.
+
+DeepSeek R1 / V3 / V3.1 and Kimi-K2 write each call as ``call_begin`` HEAD (a marker)
+JSON ``call_end``; only the HEAD (name, type, call id) and the marker ending it differ. What
+they share lives here, in :class:`MarkedCallGrammar`:
+
+* the states at either end of a call: ``BETWEEN`` calls, ``ARGS`` (the JSON value streamed
+  by :class:`~.json_envelope.JsonArgsStream`) and ``SKIP`` (a broken call). A grammar
+  numbers its own states from ``FIRST_OWN_STATE`` on;
+* text outside the syntax (``_stray``), kept whole and reported when the call or the section
+  ends, so a report never depends on how the text was chunked;
+* the ``call_begin`` / ``call_end`` markers, the end of a broken call
+  (:meth:`~MarkedCallGrammar._skip`) and of the section (``close``).
+
+The per-character work (``text``) stays in each grammar, where its states are plain module
+constants.
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping
+
+from ..channels.base import DiagnosticLog, MessageSink
+from .json_envelope import DIAG, JsonArgsStream
+
+__all__ = ["BETWEEN", "ARGS", "SKIP", "FIRST_OWN_STATE", "MarkedCallGrammar"]
+
+BETWEEN, ARGS, SKIP = range(3)
+FIRST_OWN_STATE = 3
+
+
+class MarkedCallGrammar:
+    """Base of a marker-delimited call grammar. A subclass adds ``text`` and:
+
+    * ``_start_head()``: a ``call_begin`` marker came; set up reading the head;
+    * ``_head_marker(role, state, pos)``: handle a marker other than ``call_begin`` /
+      ``call_end`` (the one that ends the head); ``False`` if it does not fit ``state``;
+    * ``_end_call(pos, why)``: end the call in progress, at its end marker (``why`` None) or
+      cut short by ``why`` ("the stream ended"...), leaving the grammar ``BETWEEN`` calls.
+    """
+
+    markers: ClassVar[Mapping[str, str]]
+    #: the format's name in diagnostics
+    label: ClassVar[str]
+    #: state -> name, for saying where an unexpected marker came (None: not said)
+    state_names: ClassVar[Mapping[int, str] | None] = None
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
+        self._out = out
+        self._log = log
+        self._strict = log.strict
+        self._state = BETWEEN
+        self._chars = 0  # length of the head so far, capped at MAX_NAME_CHARS
+        self._args: JsonArgsStream | None = None
+        self._open_call = False  # tool_begin went out, tool_end not yet
+        self._stray: list[str] = []  # text outside the syntax, reported at the call or section end
+        self._skip_reason: str | None = None  # why the current call is being skipped
+        self._last_pos: int | None = None
+
+    def marker(self, role: str, pos: int) -> None:
+        self._last_pos = pos
+        state = self._state
+        if role == "call_begin":
+            if state != BETWEEN:
+                self._end_call(pos, "the next call began")
+            self._chars = 0
+            self._start_head()
+        elif role == "call_end" and state != BETWEEN:
+            self._end_call(pos, None)
+        elif not self._head_marker(role, state, pos):
+            literal = self.markers.get(role, role)
+            where = f" ({self.state_names[state]})" if self.state_names else ""
+            self._log.report(DIAG, f"unexpected {literal} in a {self.label} tool section{where}", pos)
+
+    def close(self, pos: int, at_eos: bool) -> None:
+        if self._state != BETWEEN:
+            self._end_call(pos, "the stream ended" if at_eos else "the tool section ended")
+        self._flush_stray(pos)
+
+    def _start_head(self) -> None:
+        raise NotImplementedError
+
+    def _head_marker(self, role: str, state: int, pos: int) -> bool:
+        raise NotImplementedError
+
+    def _end_call(self, pos: int, why: str | None) -> None:
+        raise NotImplementedError
+
+    def _start_args(self) -> None:
+        self._args = JsonArgsStream(self._out, strict=self._strict)
+        self._state = ARGS
+
+    def _finish_args(self, pos: int, what: str) -> None:
+        """The call ends while its value streams: report the value if it is cut short (``what`` names it)."""
+        missing = self._args.finish()  # type: ignore[union-attr]
+        if missing is not None:
+            self._log.report(DIAG, f"{what} cut short: {missing}", pos)
+
+    def _skip(self, reason: str, text: str) -> None:
+        """The call cannot be read further: end it; its text is reported once, at its end.
+
+        One diagnostic per broken call, whatever the chunking: ``text`` and whatever follows
+        are collected until the call's end marker (or the section's end) and reported with
+        ``reason``.
+        """
+        if self._open_call:
+            self._out.tool_end(self._last_pos)
+            self._open_call = False
+        self._flush_stray(self._last_pos)
+        self._skip_reason = reason
+        self._stray.append(text)
+        self._args = None
+        self._state = SKIP
+
+    def _flush_stray(self, pos: int | None) -> None:
+        stray = "".join(self._stray)
+        self._stray = []
+        reason, self._skip_reason = self._skip_reason, None
+        if reason is not None:
+            self._log.report(DIAG, f"{self.label} tool call: {reason}", pos, text=stray or None)
+        elif stray.strip():
+            self._log.report(DIAG, f"text in a {self.label} tool section that is not a call", pos, text=stray)
