@@ -201,7 +201,9 @@ def main() -> None:
     ids, expected = build_response(table, reasoning_tokens=40_000, argument_bytes=64 * 1024)
     arg_tokens = len(ids) - ids.index(CALL)
     message = run_tokenparse(model, ids, 1)
-    assert message.reasoning == expected["reasoning"] and message.content == expected["content"]
+    # the default profile drops the template's newlines at block edges (EdgeNewlines)
+    assert message.reasoning == expected["reasoning"].strip("\r\n")
+    assert message.content == expected["content"].strip("\r\n")
     assert message.tool_calls[0].function.arguments == expected["arguments"]
     print(f"response: {len(ids)} tokens ({ids.index(THINK_END) + 1} reasoning, {arg_tokens} in the tool block, "
           f"arguments {len(expected['arguments'])} chars)")

@@ -13,9 +13,9 @@ plain prose, many short strings, deep nesting). Timed per run:
 
 The peers are timed re-parsing only; a server would also re-serialise and diff the parsed
 arguments to find the new text, which is not counted. Every result is verified before it is
-timed. Values are medians of several runs, in milliseconds. A run predicted (from timed
-samples of single steps across the buffer) to take longer than ``--budget`` seconds is not
-run: its prediction is shown with a leading ``~``.
+timed. Values are medians of several runs of the process's CPU time, in milliseconds. A run
+predicted (from timed samples of single steps across the buffer) to take longer than
+``--budget`` seconds is not run: its prediction is shown with a leading ``~``.
 
     python benchmarks/bench_json.py [--budget 20] [--quick]
 """
@@ -91,7 +91,17 @@ def chunked(text: str, size: int) -> list[str]:
 
 
 # -- the contenders --------------------------------------------------------------------------
-def run_envelope(chunks: list[str]) -> list:
+def run_envelope(chunks: list[str]) -> int:
+    # A server sends each event on and keeps nothing; so does this loop. (Keeping a million
+    # event objects alive would time the garbage collector, not the reader.)
+    reader = EnvelopeReader()
+    sent = 0
+    for chunk in chunks:
+        sent += len(reader.feed(chunk))
+    return sent
+
+
+def collect_envelope(chunks: list[str]) -> list:
     reader = EnvelopeReader()
     events: list = []
     for chunk in chunks:
@@ -134,7 +144,7 @@ def run_jiter(chunks: list[str]) -> Any:
 
 
 def verify(doc: str, args: str, chunks: list[str]) -> None:
-    events = run_envelope(chunks)
+    events = collect_envelope(chunks)
     assert events[0] == CallBegin("write_file") and events[-1] == CallEnd(), "envelope events"
     assert "".join(e.text for e in events if isinstance(e, CallArgs)) == args, "argument text"
     reader = run_feed(chunks)
@@ -144,13 +154,18 @@ def verify(doc: str, args: str, chunks: list[str]) -> None:
 
 
 # -- timing -----------------------------------------------------------------------------------
+# CPU time of this process: the machine running the benchmark may be shared, and time spent
+# waiting for a CPU is nobody's cost. Every contender is timed the same way.
+clock = time.process_time
+
+
 def median_ms(function: Callable[[], Any], runs: int) -> float:
     samples = []
     for _ in range(runs):
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         function()
-        samples.append(time.perf_counter() - start)
+        samples.append(clock() - start)
     return statistics.median(samples) * 1000
 
 
@@ -162,10 +177,10 @@ def predict_reparse_s(step: Callable[[str], Any], doc: str, chunk: int) -> float
     for k in range(8):
         prefix = doc[: max(1, round(len(doc) * (k + 0.5) / 8))]
         repeat = 3
-        start = time.perf_counter()
+        start = clock()
         for _ in range(repeat):
             step(prefix)
-        costs.append((time.perf_counter() - start) / repeat)
+        costs.append((clock() - start) / repeat)
     return statistics.mean(costs) * count
 
 
@@ -182,11 +197,11 @@ def predict_snapshot_s(doc: str, chunk: int) -> float:
     while index < len(chunks):
         if index in marks and index + window <= len(chunks):
             reader.snapshot()
-            start = time.perf_counter()
+            start = clock()
             for piece in chunks[index:index + window]:
                 reader.feed(piece)
                 reader.snapshot()
-            costs.append((time.perf_counter() - start) / window)
+            costs.append((clock() - start) / window)
             index += window
         else:
             reader.feed(chunks[index])
@@ -231,8 +246,8 @@ def main() -> None:
     chunk_sizes = [4, 16] if options.quick else CHUNKS
 
     print(f"python {sys.version.split()[0]}, partial-json-parser {_version('partial-json-parser')}, jiter {_version('jiter')}")
-    print("times in ms (median of runs); ~ = predicted from sampled steps, not run (over budget "
-          f"{options.budget:.0f} s); ratios = peer time / tokenparse env time\n")
+    print("CPU ms of this process, median of runs; ~ = predicted from timed samples, not run (over "
+          f"budget {options.budget:.0f} s); ratios = peer time / tokenparse time\n")
     header = f"{'shape':<10} {'args':>8} {'chunk':>5} {'chunks':>8} | {'env':>8} {'feed':>8} {'+snap':>9} | {'pjp':>10} {'jiter':>9} | {'pjp/env':>8} {'jiter/env':>9} {'jiter/+snap':>11}"
     print(header)
     print("-" * len(header))
@@ -247,8 +262,8 @@ def main() -> None:
                 chunks = chunked(doc, chunk)
                 verify(doc, args, chunks)
                 runs = options.runs if size <= SIZES["64KB"] else max(3, options.runs // 2)
-                env = median_ms(lambda: run_envelope(chunks), runs)
-                feed = median_ms(lambda: run_feed(chunks), runs)
+                env = median_ms(lambda chunks=chunks: run_envelope(chunks), runs)
+                feed = median_ms(lambda chunks=chunks: run_feed(chunks), runs)
                 snap, snap_measured = measure(run_feed_snapshot, chunks, predict_snapshot_s(doc, chunk), options.budget)
                 pjp, pjp_measured = measure(run_pjp, chunks, predict_reparse_s(pjp_step, doc, chunk), options.budget)
                 jit, jit_measured = measure(run_jiter, chunks, predict_reparse_s(jiter_step, doc, chunk), options.budget)
@@ -265,13 +280,19 @@ def main() -> None:
         print()
 
     if "1MB" in sizes:
-        print("linearity: time(1MB) / (16 x time(64KB)), target <= 1.3")
+        print("linearity: time(1MB) / (16 x time(64KB)), target <= 1.3 (+snap is not linear: see below)")
         print(f"{'shape':<10} {'chunk':>5} | {'env':>6} {'feed':>6} {'+snap':>7}")
+        worst = 0.0
         for shape in SHAPES:
             for chunk in chunk_sizes:
                 big, small = results[(shape, "1MB", chunk)], results[(shape, "64KB", chunk)]
-                print(f"{shape:<10} {chunk:>5} | {big['env'] / (16 * small['env']):>6.2f} {big['feed'] / (16 * small['feed']):>6.2f} {big['snap'] / (16 * small['snap']):>7.2f}")
-        print()
+                env, feed = big["env"] / (16 * small["env"]), big["feed"] / (16 * small["feed"])
+                worst = max(worst, env, feed)
+                print(f"{shape:<10} {chunk:>5} | {env:>6.2f} {feed:>6.2f} {big['snap'] / (16 * small['snap']):>7.2f}")
+        print(f"  env and feed: worst {worst:.2f}  {'PASS' if worst <= 1.3 else 'MISS'}")
+        print("  snapshot() copies the open path: the width of open containers and the length of an open")
+        print("  string, so a snapshot after every chunk grows with what is open (quadratic for one long")
+        print("  string or one wide array); settled fields (feed) and env stay linear.\n")
     print("targets at 64 KB, chunk 4: env >= 50x faster than pjp, >= 10x faster than jiter")
     for shape in SHAPES:
         target = results.get((shape, "target", 4))

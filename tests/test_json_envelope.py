@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -25,7 +26,8 @@ def chunked(text: str, sizes: list[int]) -> list[str]:
 
 
 def read(chunks: list[str], **options) -> tuple[list, EnvelopeReader, int]:
-    """Events (CallArgs merged per call), the reader, and the absolute offset where it stopped."""
+    """Events (CallArgs merged per call), the reader, and the absolute offset where it stopped
+    (where the rest, ``rest_prefix`` included, begins)."""
     reader = EnvelopeReader(**options)
     events = []
     consumed = 0
@@ -33,6 +35,7 @@ def read(chunks: list[str], **options) -> tuple[list, EnvelopeReader, int]:
         events += reader.feed(chunk)
         if reader.done:
             consumed += reader.rest_index if reader.rest_index >= 0 else len(chunk)
+            consumed -= len(reader.rest_prefix)
             break
         consumed += len(chunk)
     else:
@@ -91,11 +94,44 @@ def test_envelopes_over_any_chunking(text: str, expected: list, sizes: list[int]
 def test_arguments_stream_verbatim_as_they_arrive() -> None:
     reader = EnvelopeReader()
     assert reader.feed('{"name": "f", "arguments": {"a": "xy') == [CallBegin("f"), CallArgs('{"a": "xy')]
-    assert reader.feed("z\\") == [CallArgs("z\\")]
-    assert reader.feed('"}') == [CallArgs('"}')]  # an escaped quote: the brace is text
-    assert reader.feed('", "b": 2}') == [CallArgs('", "b": 2}')]
+    # An unfinished escape, number or literal waits for the next chunk (see below).
+    assert reader.feed("z\\") == [CallArgs("z")]
+    assert reader.feed('"}') == [CallArgs('\\"}')]  # an escaped quote: the brace is text
+    assert reader.feed('", "b": 1') == [CallArgs('", "b": ')]
+    assert reader.feed("2}") == [CallArgs("12}")]
     assert reader.feed("}") == [CallEnd()]
     assert reader.done and reader.rest_index == 1
+
+
+@pytest.mark.parametrize(
+    "text,args,bad",
+    [
+        ('{"name": "f", "arguments": {"a": trux}} tail', '{"a": ', "trux}} tail"),
+        ('{"name": "f", "arguments": {"a": 12.x}} tail', '{"a": ', "12.x}} tail"),
+        ('{"name": "f", "arguments": {"a": -}} tail', '{"a": ', "-}} tail"),
+        ('{"name": "f", "arguments": {"a": "x\\u12z"}} tail', '{"a": "x', '\\u12z"}} tail'),
+        ('{"name": "f", "arguments": {"a": [1, 2 3]}} tail', '{"a": [1, 2 ', "3]}} tail"),
+    ],
+)
+def test_malformed_arguments_split_anywhere_give_the_same_events(text: str, args: str, bad: str) -> None:
+    # An error is reported at the first character of the bad token, which may have
+    # arrived in an earlier chunk: that token was held back, so the argument text and the
+    # errors are the same however the text was cut; rest_prefix holds what the rest index
+    # cannot reach.
+    single = EnvelopeReader()
+    single.feed(text)
+    for cut in range(len(text) + 1):
+        reader = EnvelopeReader()
+        events = reader.feed(text[:cut])
+        rest = ""
+        if reader.done:
+            rest = text[:cut][reader.rest_index:] + text[cut:]
+        else:
+            events += reader.feed(text[cut:])
+            rest = text[cut:][reader.rest_index:]
+        assert merge_args(events) == [CallBegin("f"), CallArgs(args), CallEnd()], cut
+        assert reader.failed and reader.rest_prefix + rest == bad, cut
+        assert [(str(error), error.text) for error in reader.errors] == [(str(single.errors[0]), None)]
 
 
 def test_arguments_before_the_name_are_held() -> None:
@@ -129,7 +165,7 @@ def test_array_not_allowed() -> None:
 
 
 def test_custom_keys() -> None:
-    events, reader, _ = read(['{"tool": "f", "input": {"a": 1}, "name": "ignored"}'], name_keys=("tool",), args_keys=("input",))
+    events, _, _ = read(['{"tool": "f", "input": {"a": 1}, "name": "ignored"}'], name_keys=("tool",), args_keys=("input",))
     assert events == calls(("f", '{"a": 1}'))
 
 
@@ -222,7 +258,7 @@ def test_held_text_is_capped_streamed_arguments_are_not() -> None:
     assert reader.failed and isinstance(reader.errors[0], JsonLimitError)
 
 
-def test_hostile_inputs_never_raise_untyped_errors() -> None:
+def test_hostile_inputs_never_raise_untyped_errors_and_do_not_depend_on_chunking() -> None:
     rng = random.Random(7)
     alphabet = '{}[]":,\\ u0123abnrtfle-+.eE\n\x00日😀'
     base = '[{"name": "f", "arguments": {"a": [1, "x\\"y", {"b": null}]}}, {"arguments": "{}", "name": "g"}]'
@@ -236,7 +272,12 @@ def test_hostile_inputs_never_raise_untyped_errors() -> None:
                 del text[pos]
         source = "".join(text)
         sizes = [rng.randint(1, 8) for _ in range(5)]
-        read(chunked(source, sizes))  # lenient: never raises
+        events, reader, stop = read(chunked(source, sizes))  # lenient: never raises
+        whole_events, whole, whole_stop = read([source])
+        # ... and does not depend on chunking: same events, errors and rest
+        assert events == whole_events, (source, sizes)
+        assert [str(e) for e in reader.errors] == [str(e) for e in whole.errors], (source, sizes)
+        assert stop == whole_stop, (source, sizes)
         try:
             read(chunked(source, sizes), strict=True)
         except JsonStreamError:
@@ -271,3 +312,13 @@ def test_arguments_are_the_verbatim_source(name, arguments, extra, args_first, i
     events, reader, consumed = read(chunked(text + "\nrest", sizes))
     assert events == calls((name, args_text))
     assert consumed == len(text) and not reader.errors
+
+
+def test_long_tokens_in_small_chunks_stay_linear() -> None:
+    # A held-back unfinished token grows piece by piece, never by re-copying.
+    digits = "7" * 300_000
+    text = '{"name": "f", "x": ' + digits + ', "arguments": {"n": -' + digits + "}}"
+    start = time.process_time()
+    events, reader, _ = read(chunked(text, [3]))
+    assert time.process_time() - start < 10
+    assert events == calls(("f", '{"n": -' + digits + "}")) and not reader.errors

@@ -37,14 +37,15 @@ def chunks_of(text: str, sizes: list[int]) -> list[str]:
 
 
 def partial_outcome(chunks: list[str], allow_control_chars: bool) -> tuple[bool, Any]:
+    """(accepted, value or the error's message with its offset)."""
     reader = PartialJson(allow_control_chars=allow_control_chars)
     try:
         for chunk in chunks:
             reader.feed(chunk)
             reader.snapshot()
         reader.finish()
-    except JsonStreamError:
-        return False, None
+    except JsonStreamError as error:
+        return False, str(error)
     return True, reader.value
 
 
@@ -62,7 +63,7 @@ def scanner_outcome(chunks: list[str]) -> bool:
     scanner = JsonValueScanner()
     rest = ""
     try:
-        for index, chunk in enumerate(chunks):
+        for chunk in chunks:
             if scanner.done:
                 rest += chunk
                 continue
@@ -114,6 +115,8 @@ def test_accepts_exactly_what_json_loads_accepts(seed: str, edits: list, sizes: 
     assert got_ok == ok, (text, value)
     if ok:
         assert json.dumps(got_value) == json.dumps(value)
+    else:  # the same error, at the same offset, however the text was cut
+        assert got_value == partial_outcome([text], allow_control_chars)[1], text
     if not allow_control_chars:
         assert scanner_outcome(chunks) == ok, text
         assert lenient_outcome(chunks) == ok, text
@@ -125,6 +128,10 @@ def test_accepts_exactly_what_json_loads_accepts(seed: str, edits: list, sizes: 
         if lenient.done:
             break
     lenient.finish()
+    whole = EnvelopeReader()
+    whole.feed(envelope)
+    whole.finish()
+    assert [str(error) for error in lenient.errors] == [str(error) for error in whole.errors], envelope
     strict = EnvelopeReader(strict=True)
     try:
         for chunk in chunks_of(envelope, sizes):

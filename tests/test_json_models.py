@@ -81,3 +81,23 @@ def test_draft_shape() -> None:
 def test_validate_final_is_strict() -> None:
     with pytest.raises(ValidationError):
         validate_final(Review, json.dumps({**FINAL, "Score": 11}))
+
+
+def test_models_of_the_same_name_and_recursion() -> None:
+    def make_item(field: str) -> type[BaseModel]:
+        class Item(BaseModel):
+            value: int
+
+        Item.model_rebuild()
+        return Item if field == "a" else type("Item", (BaseModel,), {"__annotations__": {"label": str}})
+
+    first, second = make_item("a"), make_item("b")
+
+    class Both(BaseModel):
+        a: first  # type: ignore[valid-type]
+        b: second  # type: ignore[valid-type]
+        tree: Node
+
+    draft = draft_model(Both)
+    partial = draft.model_validate({"a": {"value": 1}, "b": {"label": "x"}, "tree": {"children": [{"label": "l"}]}})
+    assert partial.a.value == 1 and partial.b.label == "x" and partial.tree.children[0].label == "l"

@@ -148,7 +148,7 @@ def test_value_before_done_raises() -> None:
     reader = PartialJson()
     reader.feed("[1")
     with pytest.raises(ParserStateError):
-        reader.value
+        _ = reader.value
 
 
 def test_whitespace_after_value_is_fine_other_text_is_not() -> None:

@@ -70,7 +70,7 @@ def assert_consistent(partial: Any, final: Any) -> None:
             assert_consistent(partial[keys[-1]], final[keys[-1]])
     elif isinstance(final, list):
         assert type(partial) is list and len(partial) <= len(final), (partial, final)
-        for got, want in zip(partial[:-1], final):
+        for got, want in zip(partial[:-1], final, strict=False):
             assert same(got, want)
         if partial:
             assert_consistent(partial[-1], final[len(partial) - 1])

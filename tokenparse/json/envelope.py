@@ -27,22 +27,30 @@ Rules, in the order a reader meets them:
 ``done`` becomes true when the envelope (or array) closes; ``rest_index`` is then the index
 in the text passed to the last ``feed`` just past it, so the caller can route what follows.
 
+An unfinished escape, number or literal at the end of a chunk of arguments is held back
+until the next chunk completes it. An error in such a token is reported at its first
+character; holding it keeps the argument text emitted before an error, the errors and the
+rest independent of where the chunks were cut (stream == complete, also for bad input).
+
 Errors: with ``strict=False`` (the default) the first problem that stops the envelope from
 being read (text that is not JSON, a truncated value at ``finish``) is recorded in
 ``errors``; an open call is closed as well as possible (``CallArgs("{}")`` if no arguments
 were emitted, then ``CallEnd``; arguments already emitted are never retracted or completed),
 ``failed`` and ``done`` are set and ``rest_index`` points at the offending character so the
-caller can keep the rest as text. Problems that do not stop reading (a repeated key,
-scalar arguments, a missing name) are recorded and reading continues. Raw control
-characters inside strings are accepted in lenient mode, as ``json.loads(strict=False)``
-does. With ``strict=True`` every problem raises :class:`~tokenparse.json.JsonStreamError`.
+caller can keep the rest as text. When the offending token began in an earlier chunk, its
+held-back start is ``rest_prefix``: the rest is ``rest_prefix + text[rest_index:]``.
+Problems that do not stop reading (a repeated key, scalar arguments, a missing name) are
+recorded and reading continues. Raw control characters inside strings are accepted in
+lenient mode, as ``json.loads(strict=False)`` does. With ``strict=True`` every problem
+raises :class:`~tokenparse.json.JsonStreamError`.
 """
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Union
+from typing import Any
 
 from ..errors import ParserStateError
 from .errors import JsonLimitError, JsonStreamError
@@ -71,7 +79,7 @@ class CallEnd:
     """The call's envelope closed (or was closed at end of stream)."""
 
 
-EnvelopeEvent = Union[CallBegin, CallArgs, CallEnd]
+EnvelopeEvent = CallBegin | CallArgs | CallEnd
 
 _new_object = object.__new__
 _set_call_args_text = CallArgs.text.__set__  # type: ignore[attr-defined]
@@ -95,6 +103,8 @@ _OTHER = 0  # ignored member
 _NAME = 1  # the tool name (collected, decoded at the end)
 _ARGS_SOURCE = 2  # object/array arguments: streamed verbatim
 _ARGS_SCALAR = 3  # string/null/other arguments: collected, interpreted at the end
+_KEY = 4  # a member key (collected, decoded at the end)
+_COLLECTED = (_NAME, _ARGS_SCALAR, _KEY)  # roles whose whole source is kept in _parts
 
 _NON_WHITESPACE = re.compile(r"[^ \t\n\r]")
 _EXPECTED = {
@@ -115,6 +125,12 @@ class EnvelopeReader:
     See the module docstring for the event rules. ``feed(text)`` and ``finish()`` return the
     events produced; ``errors`` lists recorded problems (lenient mode). Error offsets count
     the characters fed to this reader.
+
+    ``max_chars`` bounds the text the reader holds back — keys, the name, string-encoded
+    arguments, arguments waiting for the name — and raises (or records)
+    :class:`~tokenparse.json.JsonLimitError` past it. Object arguments of a named call are
+    passed on as they arrive, held nowhere, and so not bounded here. ``max_depth`` bounds
+    the nesting of member values.
     """
 
     def __init__(
@@ -136,6 +152,7 @@ class EnvelopeReader:
         self.errors: list[JsonStreamError] = []
         self.failed = False
         self.rest_index = -1
+        self.rest_prefix = ""
         self._state = _START
         self._in_array = False
         self._offset = 0  # stream offset of index 0 of the text being read
@@ -151,6 +168,11 @@ class EnvelopeReader:
         self._parts_chars = 0
         self._held_args_chars = 0
         self._parts: list[str] = []  # source of the key / name / scalar arguments being read
+        # End of the source of the value being read that is an unfinished escape, number or
+        # literal, not yet passed on (streamed arguments) or kept (ignored members); pieces
+        # and their total length (a long number arrives in many pieces).
+        self._source_tail: list[str] = []
+        self._source_tail_chars = 0
         self._key = ""
         self._events: list[EnvelopeEvent] = []
         self._reset_call()
@@ -192,10 +214,12 @@ class EnvelopeReader:
                 return self._stop(text, 0, self._value_failed(text, 0, exc))
             if end < 0:
                 self._offset += len(text)
-                self._plain_string_search = streaming._string_search
-                return [CallArgs(text)] if text else []
-            if end > 0:
-                self._events.append(CallArgs(text[:end]))
+                search = self._plain_string_search = streaming._string_search
+                if search is not None and not self._source_tail_chars:  # nothing to hold back
+                    return [CallArgs(text)] if text else []
+                self._emit_source(text, 0, len(text), complete=False)
+                return self._take_events()
+            self._emit_source(text, 0, end, complete=True)
             self._end_streaming()
             self._state = _AFTER_MEMBER
             start = end
@@ -243,6 +267,7 @@ class EnvelopeReader:
             if state == _MEMBER_OR_CLOSE or state == _MEMBER:
                 if c == '"':
                     self._state = _IN_KEY
+                    self._role = _KEY
                     self._start_scanner(i, max_depth=1)
                     continue
                 if c == "}" and state == _MEMBER_OR_CLOSE:
@@ -292,12 +317,7 @@ class EnvelopeReader:
         self._value_origin = self._offset + i
         self._parts = []
         self._parts_chars = 0
-
-    def _feed_scanner(self, text: str, i: int) -> int:
-        try:
-            return self._value.feed(text, i)  # type: ignore[union-attr]
-        except JsonStreamError as exc:
-            raise self._rebase(exc) from None
+        self._take_tail()
 
     def _rebase(self, exc: JsonStreamError) -> JsonStreamError:
         """Re-express a member scanner's error in this reader's offsets."""
@@ -306,7 +326,10 @@ class EnvelopeReader:
         return JsonStreamError(exc.reason, offset=self._value_origin + (exc.offset or 0))
 
     def _read_key(self, text: str, i: int) -> int:
-        end = self._feed_scanner(text, i)
+        try:
+            end = self._value.feed(text, i)  # type: ignore[union-attr]
+        except JsonStreamError as exc:
+            raise self._value_failed(text, i, exc) from None
         stop = len(text) if end < 0 else end
         self._keep_part(text[i:stop], i)
         if end < 0:
@@ -346,11 +369,15 @@ class EnvelopeReader:
             raise self._value_failed(text, i, exc) from None
         stop = len(text) if end < 0 else end
         role = self._role
-        if stop > i:
-            if role == _ARGS_SOURCE:
-                self._emit_args(text[i:stop], i)
-            elif role != _OTHER:
+        if role == _ARGS_SOURCE:
+            self._emit_source(text, i, stop, complete=end >= 0)
+        elif role != _OTHER:
+            if stop > i:
                 self._keep_part(text[i:stop], i)
+        elif end < 0:
+            self._hold_tail(text[i:stop] if i else text, self._offset + stop)
+        else:
+            self._take_tail()
         if end < 0:
             if self._streaming is scanner:
                 self._plain_string_search = scanner._string_search
@@ -366,14 +393,56 @@ class EnvelopeReader:
     def _value_failed(self, text: str, i: int, exc: JsonStreamError) -> JsonStreamError:
         """The member value's scanner refused ``text[i:]``; return the error in our offsets."""
         error = self._rebase(exc)
-        # The part of the chunk before the bad character is still the value's source.
-        bad = min(max((error.offset or 0) - self._offset, i), len(text))
-        if bad > i:
-            if self._role == _ARGS_SOURCE:
-                self._emit_args(text[i:bad], i)
-            elif self._role != _OTHER:
-                self._keep_part(text[i:bad], i)
+        # The value's source up to the bad character is still the value's; the bad token may
+        # have begun in an earlier chunk, in text held back (the tail, or collected parts).
+        role = self._role
+        held = self._take_parts() if role in _COLLECTED else self._take_tail()
+        bad = min((error.offset or 0) - self._offset, len(text))
+        source = held + text[i:max(bad, i)]
+        good = max(0, len(source) - (self._offset + max(bad, i) - (error.offset or 0)))
+        self.rest_prefix = source[good:]
+        if good:
+            if role == _ARGS_SOURCE:
+                self._emit_args(source[:good], i)
+            elif role in _COLLECTED:
+                self._keep_part(source[:good], i)
         return error
+
+    def _emit_source(self, text: str, i: int, stop: int, complete: bool) -> None:
+        """Pass on ``text[i:stop]`` of object/array arguments, holding back an unfinished
+        escape, number or literal at its end: an error in such a token is reported at its
+        first character, and what was emitted before an error must not depend on where the
+        chunks were cut."""
+        piece = text[i:stop] if i or stop < len(text) else text
+        if not complete:
+            piece = self._hold_tail(piece, self._offset + stop)
+        elif self._source_tail_chars:
+            piece = self._take_tail() + piece
+        if piece:
+            self._emit_args(piece, i)
+
+    def _hold_tail(self, piece: str, end: int) -> str:
+        """Keep the unfinished token at the end of the held tail + ``piece`` (which ends at
+        stream offset ``end``); return what is before it."""
+        hold = self._value.unfinished_length  # type: ignore[union-attr]
+        if hold > len(piece):
+            # The held token goes on through the whole piece (the tail is that token's start).
+            if hold > self.max_chars:
+                raise JsonLimitError(f"token longer than {self.max_chars} characters in a tool call", offset=end - hold)
+            self._source_tail.append(piece)
+            self._source_tail_chars += len(piece)
+            return ""
+        before = self._take_tail() + piece[: len(piece) - hold] if self._source_tail_chars else piece[: len(piece) - hold]
+        if hold:
+            self._source_tail.append(piece[len(piece) - hold:])
+            self._source_tail_chars = hold
+        return before
+
+    def _take_tail(self) -> str:
+        tail = "".join(self._source_tail)
+        self._source_tail = []
+        self._source_tail_chars = 0
+        return tail
 
     def _end_streaming(self) -> None:
         self._streaming = None
@@ -468,6 +537,9 @@ class EnvelopeReader:
         """
         # Argument text read but not emitted: held for a name that never came, or the source
         # of string arguments that never closed.
+        tail = self._take_tail()
+        if tail and self._role == _ARGS_SOURCE:  # the stream ended after an unfinished
+            self._emit_args(tail)  # token: it is the model's text
         unsent = "".join(self._held_args)
         if self._state == _IN_VALUE and self._role == _ARGS_SCALAR:
             unsent += "".join(self._parts)

@@ -36,12 +36,14 @@ def draft_model(model: type[BaseModel]) -> type[BaseModel]:
     # Self- and mutual references were written as forward references by name.
     for each in created.values():
         each.model_rebuild(_types_namespace=created)
-    _DRAFTS.update({original: created[f"Draft{original.__name__}"] for original in _originals(created)})
+    _DRAFTS.update({each.__draft_of__: each for each in created.values()})  # type: ignore[attr-defined]
     return draft
 
 
 def _draft(model: type[BaseModel], pending: dict[type[BaseModel], str], created: dict[str, type[BaseModel]]) -> type[BaseModel]:
     name = f"Draft{model.__name__}"
+    if name in pending.values():  # two models of the same name in one tree
+        name = f"{name}_{len(pending)}"
     pending[model] = name
     fields: dict[str, Any] = {}
     for field_name, info in model.model_fields.items():
@@ -58,10 +60,6 @@ def _draft(model: type[BaseModel], pending: dict[type[BaseModel], str], created:
     draft.__draft_of__ = model  # type: ignore[attr-defined]
     created[name] = draft
     return draft
-
-
-def _originals(created: dict[str, type[BaseModel]]) -> list[type[BaseModel]]:
-    return [draft.__draft_of__ for draft in created.values()]  # type: ignore[attr-defined]
 
 
 def validate_final(model: type[BaseModel], text: str | bytes) -> BaseModel:

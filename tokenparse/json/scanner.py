@@ -153,6 +153,7 @@ class JsonValueScanner:
         "_string_is_key",
         "_escape",
         "_scalar",
+        "_scalar_chars",
         "_offset",
         "_base",
         "_max_depth",
@@ -169,6 +170,7 @@ class JsonValueScanner:
         self._string_is_key = False
         self._escape = ""
         self._scalar: list[str] = []
+        self._scalar_chars = 0  # total length of _scalar
         self._offset = 0  # characters consumed before the current feed
         self._base = 0  # stream offset of index 0 of the text being scanned
         self._max_depth = max_depth
@@ -200,6 +202,18 @@ class JsonValueScanner:
     def in_string(self) -> bool:
         """The last character fed is inside a string (key or value)."""
         return self._state == _IN_STRING
+
+    @property
+    def unfinished_length(self) -> int:
+        """Length of the end of the text fed so far that is an unfinished escape, number or
+        literal, else 0. An error in such a token is reported at its first character, so a
+        caller that passes the source on holds this much back to stay chunking-independent."""
+        state = self._state
+        if state == _IN_STRING:
+            return len(self._escape)
+        if state == _IN_NUMBER or state == _IN_LITERAL:
+            return self._scalar_chars
+        return 0
 
     @property
     def offset(self) -> int:
@@ -282,12 +296,14 @@ class JsonValueScanner:
                     tail_end = _NUMBER_TAIL.match(text, i).end()
                     if tail_end > i:
                         self._scalar.append(text[i:tail_end])
+                        self._scalar_chars += tail_end - i
                     if tail_end == n:
                         i = n
                         break
                     i = tail_end
                     self._end_number("".join(self._scalar), self._base + i)
                     self._scalar = []
+                    self._scalar_chars = 0
                     if not stack:
                         state = _DONE
                         break
@@ -360,6 +376,7 @@ class JsonValueScanner:
                     i = m.end()
                     if i == n:  # more digits may follow in the next chunk
                         self._scalar = [m.group(_T_NUMBER)]
+                        self._scalar_chars = i - m.start(_T_NUMBER)
                         state = _IN_NUMBER
                         break
                     self._end_number(m.group(_T_NUMBER), self._base + i)
@@ -381,10 +398,11 @@ class JsonValueScanner:
                         state = _AFTER_VALUE
                     elif i == n and _is_literal_prefix(word):
                         self._scalar = [word]
+                        self._scalar_chars = len(word)
                         state = _IN_LITERAL
                         break
                     else:
-                        raise self._error(f"invalid literal {word[:20]!r}", m.start(_T_LITERAL))
+                        raise self._error(_invalid_literal(word), m.start(_T_LITERAL))
                 else:
                     raise self._unexpected(m, state)
         except JsonStreamError:
@@ -429,14 +447,14 @@ class JsonValueScanner:
                     i = j + 2
                     continue
                 if escaped != "u":
-                    raise self._error(f"invalid escape {text[j:j + 2]!r}", j)
+                    raise self._error(_invalid_escape(text[j:j + 2]), j)
                 if j + 6 <= n:
                     if _HEX4.match(text, j + 2) is None:
-                        raise self._error(f"invalid escape {text[j:j + 6]!r}", j)
+                        raise self._error(_invalid_escape(text[j:j + 6]), j)
                     i = j + 6
                     continue
                 if _HEX_PREFIX.fullmatch(text, j + 2, n) is None:
-                    raise self._error(f"invalid escape {text[j:n]!r}", j)
+                    raise self._error(_invalid_escape(text[j:n]), j)
             # The escape is cut by the end of the chunk: it is not content yet (a trailing
             # backslash must not be read as escaping a quote that never came).
             if raw is not None and segment < j:
@@ -457,13 +475,13 @@ class JsonValueScanner:
                 self._escape = ""
                 return i
             if escaped != "u":
-                raise self._error(f"invalid escape {escape + escaped!r}", i - 1)
+                raise self._error(_invalid_escape(escape + escaped), i - 1)
             escape = "\\u"
             i += 1
         take = min(6 - len(escape), n - i)
         hex_digits = text[i:i + take]
         if _HEX_PREFIX.fullmatch(hex_digits) is None:
-            raise self._error(f"invalid escape {escape + hex_digits!r}", i - len(escape))
+            raise self._error(_invalid_escape(escape + hex_digits), i - len(escape))
         escape += hex_digits
         i += take
         if len(escape) < 6:
@@ -482,13 +500,15 @@ class JsonValueScanner:
         for literal in _LITERALS:
             if word.startswith(literal):
                 self._scalar = []
+                self._scalar_chars = 0
                 if self._sink is not None:
                     self._sink._literal(literal)
                 return i + len(literal) - len(held), True
         if i + len(letters) == n and _is_literal_prefix(word):
             self._scalar = [word]
+            self._scalar_chars = len(word)
             return n, False
-        raise self._error(f"invalid literal {word[:20]!r}", i - len(held))
+        raise self._error(_invalid_literal(word), i - len(held))
 
     def _end_number(self, number: str, end_offset: int) -> None:
         """Validate a complete number that ends just before stream offset ``end_offset``."""
@@ -511,8 +531,24 @@ class JsonValueScanner:
 
     def _unexpected(self, m: re.Match[str], state: int) -> JsonStreamError:
         index = m.start(m.lastindex or 0)
-        found = m.group(m.lastindex or 0)
-        return self._error(f"expected {_EXPECTATIONS.get(state, 'end of value')}, found {found[:20]!r}", index)
+        # Only the first character is quoted: how much of a token arrived depends on chunking.
+        return self._error(f"expected {_EXPECTATIONS.get(state, 'end of value')}, found {m.string[index]!r}", index)
+
+
+def _invalid_escape(escape: str) -> str:
+    """Message for a bad escape, quoting it up to its first bad character (so the message
+    does not depend on how much text followed in the same chunk)."""
+    if escape[1:2] == "u":
+        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]
+    return f"invalid escape {escape[:6]!r}"
+
+
+def _invalid_literal(word: str) -> str:
+    """Message for a bad literal, quoting it up to its first bad character."""
+    end = 1
+    while end < len(word) and _is_literal_prefix(word[:end]):
+        end += 1
+    return f"invalid literal {word[:end]!r}"
 
 
 def _is_literal_prefix(word: str) -> bool:
