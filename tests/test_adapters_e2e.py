@@ -1,7 +1,7 @@
 """End to end: real token IDs → parser → each adapter → the official SDK's accumulator.
 
 For gpt-oss (IDs rendered by openai-harmony) and the real-ID fixtures of the text dialects
-(``/work/shared/fixtures/real-token-ids``; every other dialect is covered by
+(``tests/fixtures/real-token-ids``; every other dialect is covered by
 ``test_adapters_dialects.py``), every chunking, the answer each SDK
 reassembles equals the parser's complete ``ChatMessage``. Examples include reasoning,
 several tool calls, a call to a tool that was not offered (filtered), built-in calls and
@@ -32,7 +32,7 @@ import tokenparse
 from tokenparse.adapters import AnthropicMessageStream, ChatCompletionStream, ResponsesStream
 from tokenparse.profiles import profile_names
 
-FIXTURES = Path("/work/shared/fixtures/real-token-ids")
+FIXTURES = Path(__file__).parent / "fixtures" / "real-token-ids"
 
 
 def tool(name, properties):

@@ -16,9 +16,7 @@ import pytest
 import tokenparse
 from dialects_support import WEATHER_TOOLS, check_stream, run, strip_or_none
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "real-token-ids"
-if not FIXTURES.is_dir():  # CI lays shared/ beside the clone; a developer has it at /work/shared
-    FIXTURES = Path("/work/shared/fixtures/real-token-ids")
+FIXTURES = Path(__file__).parent / "fixtures" / "real-token-ids"
 
 CASES = [
     ("Qwen3-0.6B", "qwen3", "qwen_tokenizer"),

@@ -25,9 +25,7 @@ from tokenparse.errors import InvalidTokenError, TokenizerError
 from tokenparse.tokenizers import harmony as harmony_mod
 from tokenparse.tokenizers import tiktoken_tables as tt_mod
 
-FIXTURES = Path("/work/shared/fixtures/real-token-ids")
-if not FIXTURES.is_dir():  # pragma: no cover - alternative checkouts
-    FIXTURES = Path(__file__).parent / "fixtures" / "real-token-ids"
+FIXTURES = Path(__file__).parent / "fixtures" / "real-token-ids"
 
 TEXTS = [
     "Hello, world! The quick brown fox jumps over the lazy dog.",

