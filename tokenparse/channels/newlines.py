@@ -31,19 +31,21 @@ _CONTENT, _REASONING = 1, 2
 
 
 class EdgeNewlines:
-    __slots__ = ("_out", "_kind", "_held", "_fresh", "max_held")
+    __slots__ = ("_out", "_kind", "_held", "_fresh", "_spilling", "max_held")
 
     def __init__(self, out: MessageSink, max_held: int = 64) -> None:
         self._out = out
         self._kind = 0
         self._held = ""
         self._fresh = True
+        self._spilling = False  # this newline run passed max_held: it is text, pass it on
         self.max_held = max_held
 
     def _text(self, kind: int, emit: Callable[[str], None], text: str) -> None:
         if kind != self._kind:
             self._kind = kind
             self._held = ""  # the other kind's trailing newlines ended with its run
+            self._spilling = False
             self._fresh = True
         if self._fresh:
             text = text.lstrip(_NEWLINES)
@@ -52,14 +54,19 @@ class EdgeNewlines:
             self._fresh = False
         body = text.rstrip(_NEWLINES)
         if not body:
+            if self._spilling:
+                emit(text)
+                return
             self._held += text
             if len(self._held) > self.max_held:
                 emit(self._held)
                 self._held = ""
+                self._spilling = True
             return
         emit(self._held + body if self._held else body)
         tail = text[len(body):]
-        if len(tail) > self.max_held:  # same outcome as reaching the bound piece by piece
+        self._spilling = len(tail) > self.max_held
+        if self._spilling:  # same outcome as reaching the bound piece by piece
             emit(tail)
             tail = ""
         self._held = tail
@@ -72,6 +79,7 @@ class EdgeNewlines:
 
     def tool_begin(self, name: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
         self._held = ""  # the newline before a tool block is the template's
+        self._spilling = False
         self._out.tool_begin(name, **kwargs)
 
     def tool_args(self, text: str) -> None:

@@ -62,6 +62,9 @@ __all__ = [
 CONTENT, REASONING, TOOL = "content", "reasoning", "tool"
 #: ``end`` of a segment cut by the end of the stream
 EOS = "eos"
+#: whitespace held after a tool block while waiting to see whether another block follows;
+#: past this it is passed on as text (bounded memory on a model that emits only spaces)
+MAX_SEPARATOR_CHARS = 4096
 
 # what a matched tag does (role kinds)
 _REASONING_OPEN, _REASONING_CLOSE, _TOOL_OPEN, _TOOL_CLOSE, _MARKER = range(5)
@@ -610,6 +613,7 @@ class TagRouter:
         self.text: Callable[[str], None] = out.content
         self._span_start: int | None = None  # first token of the open reasoning span
         self._separator: list[str] | None = None  # whitespace held right after a tool block
+        self._separator_chars = 0
         self._implicit_block = False  # the open content segment turned out to be a JSON call
         self._probe: list[str] | None = None  # text held while deciding on an implicit JSON call
         if bound.implicit_json_call:
@@ -655,6 +659,7 @@ class TagRouter:
                 # one ends blocks at any tag; only the end of the stream cuts them short)
                 grammar.close(pos, end == EOS if self._tool_close is None else end != self._tool_close)
             self._separator = []
+            self._separator_chars = 0
             if end == EOS:
                 self._end_span(pos)
         else:
@@ -683,7 +688,10 @@ class TagRouter:
     def _text_after_block(self, text: str) -> None:
         if text.isspace():
             self._separator.append(text)  # type: ignore[union-attr]
-            return
+            self._separator_chars += len(text)
+            if self._separator_chars <= MAX_SEPARATOR_CHARS:
+                return
+            # more whitespace than any template writes between two blocks: it is text
         held = self._separator
         self._separator = None
         self.text = self._probe_text if self._probe is not None and self._channel == CONTENT else self._target

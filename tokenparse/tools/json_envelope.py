@@ -211,6 +211,10 @@ class JsonEnvelopeGrammar:
                 self._stray.append("".join(self._envelope_text))
                 self._envelope_text = []
                 return
+            if not self._began:
+                # valid JSON but no call (no name, or a name that is not a string): the
+                # envelope is reported as written, so none of its text is lost
+                self._stray.append("".join(self._envelope_text[:-1]) + chunk[: reader.rest_index])
             self._envelope_text = []
             i += reader.rest_index
 
