@@ -179,6 +179,8 @@ class Parser:
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
+        if ids and type(ids[0]) is not int:
+            ids = _plain_ints(ids)  # a list of numpy integers: the deltas carry plain ints
         reported = len(self._log_items)
         try:
             self._decode_step(ids)
@@ -252,21 +254,22 @@ class Parser:
         return reader
 
 
+def _plain_ints(ids: list[Any]) -> list[Any]:
+    """Int-like values (numpy integers) as plain ints; anything else is left for the
+    decoder to report as an invalid ID."""
+    return [t.__index__() if _int_like(t) else t for t in ids]
+
+
 def _int_ids(ids: list[Any]) -> list[int]:
-    """The IDs as ints for ``DeltaMessage.token_ids``: int-like values (numpy integers) are
-    converted; entries that are not integers at all (already reported as invalid) are left
-    out, since ``token_ids`` is a list of ints."""
+    """The IDs for ``DeltaMessage.token_ids`` after the decoder reported an invalid one:
+    entries that are not integers at all are left out (``token_ids`` is a list of ints)."""
     if all(type(t) is int for t in ids):
         return ids
-    out = []
-    for t in ids:
-        if type(t) is int:
-            out.append(t)
-        elif not isinstance(t, (bool, float, str, bytes)) and hasattr(t, "__index__"):
-            out.append(t.__index__())
-        elif isinstance(t, bool):
-            out.append(int(t))
-    return out
+    return [t if type(t) is int else int(t) for t in ids if type(t) is int or isinstance(t, bool) or _int_like(t)]
+
+
+def _int_like(value: Any) -> bool:
+    return type(value) is not int and not isinstance(value, (bool, float, str, bytes)) and hasattr(value, "__index__")
 
 
 def _as_id_list(token_ids: Any) -> list[int]:

@@ -71,6 +71,7 @@ class Assembler:
         # and the runs before it in this feed as (kind, payload)
         self._run_kind = 0
         self._run_text = ""
+        self._run_parts: list[str] | None = None  # the run's pieces once it has two or more
         self._run_items: list[list] = []
         self._runs: list[tuple[int, object]] = []
         self._pending_ids: list[int] = []
@@ -84,7 +85,7 @@ class Assembler:
         self._content.append(text)
         kind = self._run_kind
         if kind == _CONTENT:
-            self._run_text += text  # a few pieces per step: each run of tokens is one piece
+            self._append_run_text(text)
         else:
             if kind:  # another kind's run ends here (a step crossing a channel change)
                 self._start_run(_CONTENT)
@@ -97,7 +98,7 @@ class Assembler:
         self._reasoning.append(text)
         kind = self._run_kind
         if kind == _REASONING:
-            self._run_text += text
+            self._append_run_text(text)
         else:
             if kind:  # another kind's run ends here (a step crossing a channel change)
                 self._start_run(_REASONING)
@@ -163,9 +164,28 @@ class Assembler:
 
     # -- runs ------------------------------------------------------------------------------
 
+    def _append_run_text(self, text: str) -> None:
+        # Most steps bring one piece per run; a step cut by many special tokens brings many,
+        # and repeated += on an attribute would copy the run each time: collect, join once.
+        parts = self._run_parts
+        if parts is None:
+            self._run_parts = [self._run_text, text]
+        else:
+            parts.append(text)
+
+    def _run_payload(self, kind: int) -> object:
+        """The open run's text (joined once) or its tool entries."""
+        if kind > _REASONING:
+            return self._run_items
+        parts = self._run_parts
+        if parts is None:
+            return self._run_text
+        self._run_parts = None
+        return "".join(parts)
+
     def _start_run(self, kind: int) -> None:
         if self._run_kind:
-            self._runs.append((self._run_kind, self._run_text if self._run_kind <= _REASONING else self._run_items))
+            self._runs.append((self._run_kind, self._run_payload(self._run_kind)))
         self._run_kind = kind
 
     def _emit_call_part(self, call: _Call, text: str | None, *, first: bool) -> None:
@@ -187,18 +207,21 @@ class Assembler:
             if token_ids:
                 self._pending_ids.extend(token_ids)
             return []
+        if kind > _REASONING:
+            payload: object = self._run_items
+        elif self._run_parts is None:
+            payload = self._run_text  # one piece: the common case, no join
+        else:
+            payload = "".join(self._run_parts)
+            self._run_parts = None
         self._run_kind = 0
         if self._pending_ids:
             self._pending_ids.extend(token_ids)
             ids, self._pending_ids = self._pending_ids, []
         else:
             ids = token_ids
-        if kind <= _REASONING:
-            if not self._runs:  # the common step: text of one body
-                return [_validate_delta({_TEXT_FIELD[kind]: self._run_text, "token_ids": ids})]
-            payload: object = self._run_text
-        else:
-            payload = self._run_items
+        if kind <= _REASONING and not self._runs:  # the common step: text of one body
+            return [_validate_delta({_TEXT_FIELD[kind]: payload, "token_ids": ids})]
         runs, self._runs = self._runs, []
         deltas = [_make_delta(k, p, None) for k, p in runs]
         deltas.append(_make_delta(kind, payload, ids))
@@ -234,10 +257,6 @@ class Assembler:
             reasoning_tokens=self._reasoning_tokens,
             completion_tokens=self.consumed_tokens,
         )
-
-    @property
-    def emitted_tool_calls(self) -> int:
-        return len(self._calls)
 
     def argument_parts(self, index: int) -> tuple[list[str], bool]:
         """Argument fragments of accepted call ``index`` so far, and whether the call ended."""

@@ -95,7 +95,10 @@ def _decode(args: argparse.Namespace, out: TextIO) -> int:
     tools = None
     if args.tools:
         with open(args.tools, encoding="utf-8") as f:
-            tools = json.load(f)
+            try:
+                tools = json.load(f)
+            except json.JSONDecodeError as error:
+                raise InputError(f"{args.tools}: not JSON ({error.msg} at line {error.lineno})") from None
         if isinstance(tools, dict) and "tools" in tools:
             tools = tools["tools"]
     prompt_ids = None
@@ -131,6 +134,13 @@ def _decode(args: argparse.Namespace, out: TextIO) -> int:
     return 0
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_argparser() -> argparse.ArgumentParser:
     from .cli_formats import FORMATS
 
@@ -140,7 +150,7 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("input", nargs="?", default="-", help="file with token IDs, or - for stdin (default)")
     d.add_argument("--model", "-m", default="gpt-oss", help="model profile (see `tokenparse profiles`)")
     d.add_argument("--tokenizer", help="tokenizer file or directory (tokenizer.json, .tiktoken, tekken.json)")
-    d.add_argument("--chunk", type=int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
+    d.add_argument("--chunk", type=_positive_int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
     d.add_argument("--tools", metavar="FILE", help="JSON file with the request's tools list")
     d.add_argument("--prompt", metavar="FILE",
                    help="the prompt's token IDs (same shapes as the input): sets the start state "
@@ -172,7 +182,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
 
     try:
         return _decode(args, out)
-    except (InputError, TokenParseError, OSError, KeyError) as error:
+    except (InputError, TokenParseError, OSError, KeyError, TypeError, ValueError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"tokenparse: error: {message}", file=sys.stderr)
         return 2

@@ -27,6 +27,7 @@ special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in 
 """
 from __future__ import annotations
 
+import codecs
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -48,6 +49,7 @@ _RECIPIENT = re.compile(r"[A-Za-z0-9_.:/\-]+")
 _BUILTIN_PREFIXES = ("browser.", "container.")
 _BUILTIN_NAMES = frozenset({"python", "browser", "container"})
 _HEADER_CACHE_SIZE = 512
+_utf_8_decode = codecs.utf_8_decode
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,34 @@ class HarmonyDecoder:
         self._hdr_start = 0
         self._hdr_explicit = start_in_header  # a header the protocol opened (vs. stray text)
 
+    def continue_prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        """Start where the prompt's last message leaves off (see ``BoundHarmony.decoder``).
+
+        The prompt's open message (from its last ``<|start|>``) is run through this decoder
+        with its output discarded, so that a prefilled header or body sets the state; the
+        completion's positions then start at 0 again.
+        """
+        t = self._t
+        ids = list(prompt_token_ids)
+        starts = [i for i, token_id in enumerate(ids) if token_id == t.start]
+        if not starts:
+            return  # not a Harmony prompt: keep the default start state
+        tail = ids[starts[-1]:]
+        if any(token_id in (t.end, t.call, t.return_) for token_id in tail):
+            self.state = BETWEEN
+            return
+        sink, log = self._sink, self._log
+        header = _OpenRecorder()
+        self._sink, self._log = header, DiagnosticLog()
+        try:
+            self.feed(tail)
+        finally:
+            self._sink, self._log = sink, log
+        self.pos = 0
+        self._hdr_start = 0
+        if self.state is CONTENT:
+            sink.open(header.channel, header.recipient, header.content_type, 0)
+
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
@@ -185,6 +215,17 @@ class HarmonyDecoder:
 
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""
+        if self.state is not CONTENT:
+            # A header holds at most max_header_tokens tokens, wherever the engine cut its
+            # steps: the token past the cap starts the body (see _header_overflow).
+            room = self._max_header_tokens - (self._hdr_tokens if self.state is HEADER else 0)
+            if len(token_ids) > room:
+                if room > 0:
+                    self._ordinary_run(token_ids[:room])
+                if self.state is not CONTENT:
+                    self._header_overflow()
+                self._ordinary_run(token_ids[max(room, 0):])
+                return
         try:
             # objects with __index__ (numpy integers) index like the int they stand for;
             # floats, strings and None raise TypeError; unassigned IDs have a None piece
@@ -202,31 +243,30 @@ class HarmonyDecoder:
             self._ordinary(data, start, len(token_ids))
 
     def _ordinary_checked(self, token_ids: Sequence[int]) -> None:
-        run: list[bytes] = []
-        run_start = self.pos
-        for token_id in token_ids:
-            piece = None
-            if type(token_id) is int and token_id >= 0:
+        """A run with invalid IDs: valid stretches go back through ``_ordinary_run``."""
+        pieces = self._pieces
+        start = 0
+        for i, token_id in enumerate(token_ids):
+            valid = False
+            if type(token_id) is int:
                 try:
-                    piece = self._pieces[token_id]
+                    valid = pieces[token_id] is not None
                 except IndexError:
                     pass
-            if piece is not None:
-                if not run:
-                    run_start = self.pos
-                run.append(piece)
-                self.pos += 1
+            if valid:
                 continue
-            if run:
-                self._ordinary(b"".join(run), run_start, len(run))
-                run = []
+            if i > start:
+                self._ordinary_run(token_ids[start:i])
             self._special_or_invalid(token_id)
             self.pos += 1
-        if run:
-            self._ordinary(b"".join(run), run_start, len(run))
+            start = i + 1
+        if start < len(token_ids):
+            self._ordinary_run(token_ids[start:])
 
     def _ordinary(self, data: bytes, start: int, count: int) -> None:
         """``count`` ordinary tokens starting at position ``start``, as bytes."""
+        if self.state is not CONTENT and count + (self._hdr_tokens if self.state is HEADER else 0) > self._max_header_tokens:
+            self._header_overflow()  # only single tokens get here past the cap (U+FFFD of an invalid ID)
         if self.state is CONTENT:
             text = self._utf8.decode(data)
             if text:
@@ -239,8 +279,6 @@ class HarmonyDecoder:
             self._begin_header(start, explicit=False)
         self._hdr_parts[self._hdr_part].append(data)
         self._hdr_tokens += count
-        if self._hdr_tokens > self._max_header_tokens:
-            self._header_overflow()
 
     def _special_or_invalid(self, token_id: object) -> None:
         if type(token_id) is not int:
@@ -289,6 +327,7 @@ class HarmonyDecoder:
             self._dup_channel_reported = True
             self._hdr_parts[1].append(b" ")
             self._hdr_part = 1
+            self._count_header_special()
             return
         if self.state is HEADER and not self._hdr_explicit:
             # text held after a message end turned out to be a header after all
@@ -302,8 +341,15 @@ class HarmonyDecoder:
             if self._hdr_part == 2:
                 self._hdr_parts[2].append(b" ")
             self._hdr_part = 2
+            self._count_header_special()
             return
         self._log.report("stray_constrain", "<|constrain|> outside a header", self.pos, text="<|constrain|>")
+
+    def _count_header_special(self) -> None:
+        """Structural tokens repeated inside a header count toward its cap too."""
+        self._hdr_tokens += 1
+        if self._hdr_tokens > self._max_header_tokens:
+            self._header_overflow()
 
     def _on_message(self) -> None:
         if self.state is CONTENT:
@@ -312,6 +358,9 @@ class HarmonyDecoder:
         if self.state is BETWEEN:
             self._log.report("missing_header", "<|message|> without a header", self.pos)
             self._begin_header(self.pos, explicit=True)
+        elif not self._hdr_explicit:
+            self._log.report("missing_start", "header without <|start|>", self.pos)
+            self._hdr_explicit = True
         channel, recipient, content_type, _ = self._parse_header(complete=True)
         self._open(channel, recipient, content_type)
 
@@ -392,10 +441,11 @@ class HarmonyDecoder:
     def _header_overflow(self) -> None:
         """Header cap reached without <|message|>: what follows the header words is body text."""
         if not self._hdr_explicit:
-            self._log.report("text_outside_message", "model text outside any message", self._hdr_start)
+            self._log.report("text_outside_message", "model text outside any message", self._hdr_start,
+                             text="<|constrain|>" if self._hdr_part == 2 else None)
             self._sink.open(None, None, None, self._hdr_start)
             self.state = CONTENT
-            text = self._utf8.decode(b"".join(self._hdr_parts[0]))
+            text = self._decode(b"".join(b"".join(part) for part in self._hdr_parts))
             if text:
                 self._sink.text(text)
             return
@@ -405,6 +455,14 @@ class HarmonyDecoder:
         self._open_incomplete_header()
 
     def _open_incomplete_header(self) -> None:
+        # A character cut by the end of the header continues in the body: keep its first
+        # bytes for the UTF-8 stream instead of turning them into U+FFFD.
+        part = self._hdr_parts[self._hdr_part]
+        data = b"".join(part)
+        _, used = _utf_8_decode(data, "replace", False)
+        cut = data[used:]
+        if cut:
+            self._hdr_parts[self._hdr_part] = [data[:used]]
         if not self._hdr_explicit and self._hdr_part == 0:
             self._log.report("text_outside_message", "model text outside any message", self._hdr_start)
             channel, recipient, content_type = None, None, None
@@ -414,6 +472,8 @@ class HarmonyDecoder:
         self._open(channel, recipient, content_type)
         if rest:
             self._sink.text(rest)
+        if cut:
+            self._decode(cut)  # held by the stream: at most 3 bytes, no text yet
 
     # -- header grammar --------------------------------------------------------------------
 
@@ -421,7 +481,7 @@ class HarmonyDecoder:
         # Headers repeat (a few channel/recipient combinations per response), so clean parses
         # are memoised per model; a parse that reported anything is never cached.
         key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
-               self._hdr_part, complete)
+               self._hdr_part, complete, self._dup_channel_reported, self._hdr_explicit)
         cached = self._header_cache.get(key)
         if cached is not None:
             return cached
@@ -493,7 +553,7 @@ class HarmonyDecoder:
                         channel = word
                     elif not self._dup_channel_reported:
                         self._log.report("duplicate_channel", f"channel word {word!r} repeated", self.pos)
-                elif content_type is None and (complete or word in _CONTENT_TYPES) and len(word) <= 32:
+                elif content_type is None and (word in _CONTENT_TYPES or (complete and first_is_channel)) and len(word) <= 32:
                     content_type = word
                 elif allow_body:
                     return text[words[i].start():]
@@ -533,6 +593,26 @@ class HarmonyDecoder:
             self._open_incomplete_header()
             self._close("eos", self.pos)
         self.state = BETWEEN
+
+
+class _OpenRecorder:
+    """SegmentSink that keeps only the last segment header (for ``continue_prompt``)."""
+
+    channel: str | None = None
+    recipient: str | None = None
+    content_type: str | None = None
+
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self.channel, self.recipient, self.content_type = channel, recipient, content_type
+
+    def text(self, text: str) -> None:
+        pass
+
+    def marker(self, role: str, pos: int) -> None:
+        pass
+
+    def close(self, end: str, pos: int) -> None:
+        pass
 
 
 def _non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
@@ -593,6 +673,11 @@ class HarmonyRouter:
         self._open_pos = pos
         self._is_tool = False
         self._counts_as_reasoning = False
+        if recipient is not None and not classify_recipient(recipient)[0]:
+            # "to=functions." with no name: there is no call to make; keep the text routed
+            # by its channel and the recipient in the diagnostic
+            self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
+            recipient = None
         if recipient is not None:
             name, builtin = classify_recipient(recipient)
             self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
@@ -631,18 +716,22 @@ class BoundHarmony:
         self._guarded_pieces = _guarded(table.pieces, _non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
-        start_in_header = self.start_in_header
-        if prompt_token_ids is not None and len(prompt_token_ids):
-            # A prompt ending in "<|start|>assistant" (or <|start|> alone) leaves the completion
-            # inside a header; anything else means the completion brings its own <|start|>.
-            last = prompt_token_ids[-1]
-            before = prompt_token_ids[-2] if len(prompt_token_ids) > 1 else None
-            start_in_header = last == self.tokens.start or before == self.tokens.start or last == self.tokens.channel
-        return HarmonyDecoder(
-            self.table, self.tokens, sink, log, start_in_header=start_in_header,
+        """A decoder for one completion.
+
+        With ``prompt_token_ids`` the completion continues the prompt's last message: a
+        prompt ending in ``<|start|>assistant`` (the usual case), inside a header (``…<|channel|>
+        analysis``) or inside a prefilled body (``…<|message|>``) leaves the completion there;
+        a prompt whose last message is closed means the completion brings its own
+        ``<|start|>``. Without prompt IDs the completion starts in a header.
+        """
+        decoder = HarmonyDecoder(
+            self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
             guarded_pieces=self._guarded_pieces,
         )
+        if prompt_token_ids is not None and len(prompt_token_ids):
+            decoder.continue_prompt(prompt_token_ids)
+        return decoder
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: object) -> HarmonyRouter:
         return HarmonyRouter(out, log)

@@ -692,6 +692,7 @@ class TagRouter:
             if self._separator_chars <= MAX_SEPARATOR_CHARS:
                 return
             # more whitespace than any template writes between two blocks: it is text
+            text = ""  # already in the held list
         held = self._separator
         self._separator = None
         self.text = self._probe_text if self._probe is not None and self._channel == CONTENT else self._target

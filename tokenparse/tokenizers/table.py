@@ -50,22 +50,14 @@ class TokenTable:
         """ID of an added/special token literal, or ``None`` if the tokenizer has no such token."""
         return self.added.get(literal)
 
-    def is_assigned(self, token_id: int) -> bool:
-        return (
-            type(token_id) is int
-            and 0 <= token_id < self.vocab_size
-            and (self.pieces[token_id] is not None or token_id in self.control_ids)
-        )
-
     def piece(self, token_id: int, position: int | None = None) -> bytes:
         """Bytes of one token (control tokens: ``b""``); raises :class:`InvalidTokenError`."""
         if type(token_id) is not int:
-            if isinstance(token_id, int) and not isinstance(token_id, bool):
-                token_id = int(token_id)  # numpy / IntEnum ints are fine
-            else:
+            if isinstance(token_id, (bool, float, str, bytes)) or not hasattr(token_id, "__index__"):
                 raise InvalidTokenError(
                     f"token ID must be an int, got {type(token_id).__name__} {token_id!r}", position=position
                 )
+            token_id = token_id.__index__()  # numpy / IntEnum integers stand for their int
         if token_id < 0 or token_id >= self.vocab_size:
             raise InvalidTokenError(
                 f"token ID {token_id} is outside the vocabulary (0..{self.vocab_size - 1})", position=position
@@ -118,9 +110,6 @@ class Utf8Stream:
         text, used = _utf_8_decode(data, "replace", False)
         self.held = data[used:]
         return text
-
-    def pending(self) -> bool:
-        return bool(self.held)
 
     def flush(self) -> str:
         held, self.held = self.held, b""

@@ -1,0 +1,126 @@
+"""Harmony edge cases found in review: header caps, prompt prefill, numpy IDs, shared caches."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from streaming import CHUNK_SIZES, check_token_ids, chunks, message_dict, reassemble, stream, without_ids
+
+import tokenparse
+
+
+def _all_chunkings_agree(model, ids, **kw):
+    results = []
+    for size in CHUNK_SIZES:
+        deltas, message, parser = stream(model, ids, size, **kw)
+        assert reassemble(deltas) == message_dict(message)
+        check_token_ids(deltas, ids)
+        results.append((without_ids(message_dict(message)), [(d.code, d.text) for d in parser.diagnostics]))
+    assert all(r == results[0] for r in results), results
+    return results[0]
+
+
+def test_header_cap_cuts_at_the_same_token_in_every_chunking(encode_harmony):
+    model = tokenparse.load("gpt-oss", max_header_tokens=8)
+    ids = encode_harmony("<|channel|>commentary to=functions.get_current_weather_forecast_for_city<|message|>{}<|call|>")
+    message, codes = _all_chunkings_agree(model, ids)
+    assert codes[0][0] == "missing_message"
+
+
+def test_character_cut_by_the_header_cap_continues_in_the_body(gpt_oss, encode_harmony):
+    # a 4-byte character whose tokens straddle the default 128-token cap
+    ids = encode_harmony("<|channel|>analysis") + encode_harmony(" word" * 126) + encode_harmony(" 𓀀 after<|end|>")
+    message, _ = _all_chunkings_agree(gpt_oss, ids)
+    assert message["reasoning"].endswith("𓀀 after") and "\ufffd" not in message["reasoning"]
+
+
+def test_text_outside_messages_with_constrain_is_kept(gpt_oss, encode_harmony):
+    ids = encode_harmony("<|channel|>final<|message|>a<|end|>Hello<|constrain|>" + " word" * 130 + " tail")
+    message, codes = _all_chunkings_agree(gpt_oss, ids)
+    assert message["content"] == "aHello" + " word" * 130 + " tail"
+    assert ("text_outside_message", "<|constrain|>") in codes
+
+
+def test_header_cache_does_not_carry_diagnostics_between_parsers(encode_harmony):
+    model = tokenparse.load("gpt-oss")
+    with_token = encode_harmony("<|channel|>analysis<|channel|>analysis<|message|>x<|end|>")
+    with_word = encode_harmony("<|channel|>analysis analysis<|message|>x<|end|>")
+    model.parse(with_token)  # warms the shared header cache with the same header bytes
+    parser = model.parser()
+    parser.feed(with_word)
+    parser.finish()
+    assert [d.code for d in parser.diagnostics] == ["duplicate_channel"]
+    with pytest.raises(tokenparse.ProtocolError):
+        model.parser(strict=True).feed(with_word)
+
+
+def test_unknown_word_before_message_is_not_swallowed(gpt_oss, encode_harmony):
+    ids = encode_harmony("<|channel|>final<|message|>a<|end|>Sure<|message|>b<|end|>")
+    message, codes = _all_chunkings_agree(gpt_oss, ids)
+    assert message["content"] == "ab"
+    assert ("stray_header_words", "Sure") in codes and ("missing_start", None) in codes
+
+
+@pytest.mark.parametrize(
+    "prompt, completion, reasoning, content",
+    [
+        ("<|start|>assistant<|channel|>analysis<|message|>", "Let me think.<|end|><|start|>assistant<|channel|>final<|message|>Hi!<|return|>", "Let me think.", "Hi!"),
+        ("<|start|>assistant<|channel|>analysis", "<|message|>Hmm.<|end|><|start|>assistant<|channel|>final<|message|>Hi!<|return|>", "Hmm.", "Hi!"),
+        ("<|start|>assistant", "<|channel|>final<|message|>Hi!<|return|>", None, "Hi!"),
+        ("<|start|>user<|message|>hi<|end|>", "<|start|>assistant<|channel|>final<|message|>Hi!<|return|>", None, "Hi!"),
+    ],
+)
+def test_prompt_prefill_sets_where_the_completion_starts(gpt_oss, encode_harmony, prompt, completion, reasoning, content):
+    ids = encode_harmony(completion)
+    message, codes = _all_chunkings_agree(gpt_oss, ids, prompt_token_ids=encode_harmony(prompt))
+    assert (message["reasoning"], message["content"]) == (reasoning, content)
+    assert codes == []
+
+
+def test_numpy_integers_in_a_list(gpt_oss, encode_harmony):
+    np = pytest.importorskip("numpy")
+    ids = encode_harmony("<|channel|>final<|message|>Hello world<|end|>")
+    assert gpt_oss.parse(list(np.array(ids))).content == "Hello world"
+    parser = gpt_oss.parser(strict=True)
+    deltas = []
+    for token in np.array(ids):
+        deltas += parser.feed([token])
+    deltas += parser.finish()
+    json.loads(deltas[-1].model_dump_json())  # plain ints: serialisable
+    assert [t for d in deltas for t in d.token_ids or []] == ids
+
+
+def test_many_pieces_in_one_step_are_joined_once(gpt_oss, encode_harmony):
+    """<|endoftext|> between every token cuts one step into many pieces of one run."""
+    hello = encode_harmony(" hello")[0]
+    ids = encode_harmony("<|channel|>final<|message|>") + [hello, 199999] * 5000 + encode_harmony("<|end|>")
+    assert gpt_oss.parse(ids).content == " hello" * 5000
+
+
+def test_empty_recipient_name_is_not_a_call(gpt_oss, encode_harmony):
+    ids = encode_harmony("<|channel|>commentary to=functions.<|message|>{}<|call|>")
+    message, codes = _all_chunkings_agree(gpt_oss, ids)
+    assert message["tool_calls"] == [] and message["content"] == "{}"
+    assert codes == [("empty_recipient", "functions.")]
+
+
+@pytest.mark.parametrize("argv, message", [(["--chunk", "0"], "at least 1"), (["--chunk", "-1"], "at least 1")])
+def test_cli_rejects_bad_chunk_sizes(tmp_path, argv, message):
+    trace = tmp_path / "ids.json"
+    trace.write_text("[1, 2, 3]")
+    done = subprocess.run([sys.executable, "-m", "tokenparse", "decode", str(trace), *argv],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and message in done.stderr
+
+
+def test_cli_reports_malformed_tools_file(tmp_path, capsys):
+    from tokenparse.cli import main
+
+    trace, tools = tmp_path / "ids.json", tmp_path / "tools.json"
+    trace.write_text("[1, 2, 3]")
+    tools.write_text("[{not json")
+    assert main(["decode", str(trace), "--tools", str(tools)], out=open(os.devnull, "w")) == 2
+    assert "not JSON" in capsys.readouterr().err
