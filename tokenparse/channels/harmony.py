@@ -110,6 +110,7 @@ class HarmonyDecoder:
         # path needs no separate sign check (see BoundHarmony)
         self._non_text = _non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces, self._non_text)
+        self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table
         self._t = tokens
         self._sink = sink
@@ -178,7 +179,7 @@ class HarmonyDecoder:
                         pass
             else:
                 try:
-                    data = b"".join(map(self._pieces.__getitem__, token_ids))
+                    data = b"".join(map(self._piece_at, token_ids))
                 except (TypeError, IndexError):
                     pass
             if data is not None:
@@ -229,7 +230,7 @@ class HarmonyDecoder:
         try:
             # objects with __index__ (numpy integers) index like the int they stand for;
             # floats, strings and None raise TypeError; unassigned IDs have a None piece
-            data = b"".join(map(self._pieces.__getitem__, token_ids))
+            data = b"".join(map(self._piece_at, token_ids))
         except (IndexError, TypeError):
             self._ordinary_checked(token_ids)
             return
