@@ -124,3 +124,24 @@ def test_cli_reports_malformed_tools_file(tmp_path, capsys):
     tools.write_text("[{not json")
     assert main(["decode", str(trace), "--tools", str(tools)], out=open(os.devnull, "w")) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_step_deltas_are_indistinguishable_from_validated_ones(gpt_oss, encode_harmony):
+    """Text deltas are built like ``model_construct`` builds models (the hot path); they must
+    behave exactly like validated ``DeltaMessage`` objects."""
+    from tokenparse import DeltaMessage
+
+    ids = encode_harmony("<|channel|>analysis<|message|>think 思考<|end|><|start|>assistant<|channel|>final<|message|>Hi 🎉<|return|>")
+    deltas, _, _ = stream(gpt_oss, ids, 1)
+    text_deltas = [d for d in deltas if d.content or d.reasoning]
+    assert text_deltas
+    for delta in text_deltas:
+        validated = DeltaMessage.model_validate(delta.model_dump(exclude_unset=True))
+        assert delta == validated
+        assert delta.model_fields_set == validated.model_fields_set
+        assert delta.model_dump_json(exclude_unset=True) == validated.model_dump_json(exclude_unset=True)
+        assert delta.model_dump() == validated.model_dump()
+        copy = delta.model_copy(update={"content": "x"})
+        assert copy.content == "x" and copy.token_ids == delta.token_ids
+        delta.tool_calls.append(None)  # each delta owns its lists
+    assert all(d.tool_calls == [] for d in stream(gpt_oss, ids, 1)[0] if d.content or d.reasoning)

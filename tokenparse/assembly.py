@@ -221,7 +221,7 @@ class Assembler:
         else:
             ids = token_ids
         if kind <= _REASONING and not self._runs:  # the common step: text of one body
-            return [_validate_delta({_TEXT_FIELD[kind]: payload, "token_ids": ids})]
+            return [_text_delta(kind, payload, ids)]
         runs, self._runs = self._runs, []
         deltas = [_make_delta(k, p, None) for k, p in runs]
         deltas.append(_make_delta(kind, payload, ids))
@@ -273,6 +273,42 @@ _validate_delta = DeltaMessage.__pydantic_validator__.validate_python
 
 
 _TEXT_FIELD = (None, "content", "reasoning")
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+
+
+def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
+    """A text delta built the way ``BaseModel.model_construct`` builds one, from values that
+    are valid by construction (a str and the parser's list of ints); a step's delta is the
+    single most frequent object the parser makes. Checked against the validator at import."""
+    delta = _new_object(DeltaMessage)
+    _set_attribute(delta, "__dict__", {
+        "content": text if kind == _CONTENT else None,
+        "reasoning": text if kind == _REASONING else None,
+        "tool_calls": [],
+        "builtin_tool_calls": [],
+        "token_ids": token_ids,
+    })
+    _set_attribute(delta, "__pydantic_fields_set__", {_TEXT_FIELD[kind], "token_ids"})
+    _set_attribute(delta, "__pydantic_extra__", None)
+    _set_attribute(delta, "__pydantic_private__", None)
+    return delta
+
+
+def _text_delta_validated(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
+    return _validate_delta({_TEXT_FIELD[kind]: text, "token_ids": token_ids})
+
+
+def _pick_text_delta():  # type: ignore[no-untyped-def]
+    for kind in (_CONTENT, _REASONING):
+        fast, checked = _text_delta_constructed(kind, "x", [1]), _text_delta_validated(kind, "x", [1])
+        if (fast != checked or fast.model_fields_set != checked.model_fields_set
+                or fast.model_dump_json() != checked.model_dump_json()):
+            return _text_delta_validated  # a pydantic whose model layout differs: validate
+    return _text_delta_constructed
+
+
+_text_delta = _pick_text_delta()
 
 
 def _make_delta(kind: int, payload: object, token_ids: Sequence[int] | None) -> DeltaMessage:
