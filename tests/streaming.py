@@ -97,3 +97,14 @@ def check_token_ids(deltas: Sequence[DeltaMessage], ids: Sequence[int]) -> None:
         if delta.token_ids is not None:
             attached.extend(delta.token_ids)
     assert attached == list(ids)
+
+
+def text_chunks(text: str, sizes: list[int]) -> list[str]:
+    """``text`` cut into pieces whose lengths cycle through ``sizes``."""
+    out, pos, index = [], 0, 0
+    while pos < len(text):
+        size = sizes[index % len(sizes)]
+        out.append(text[pos:pos + size])
+        pos += size
+        index += 1
+    return out

@@ -7,7 +7,7 @@ import json
 import pytest
 from anthropic.types import Message
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import assert_anthropic_matches, check_anthropic_well_formed, sdk_anthropic, steps_for
+from test_adapters_support import assert_anthropic_matches, run_started_stream, check_anthropic_well_formed, sdk_anthropic, steps_for
 
 from tokenparse.adapters import AnthropicMessageStream, DeltaContractError, build_anthropic_message, stop_reason_for
 from tokenparse.errors import ParserStateError
@@ -15,13 +15,7 @@ from tokenparse.messages import ChatMessage, DeltaFunctionCall, DeltaMessage, De
 
 
 def run_anthropic(steps, message, **options):
-    options.setdefault("model", "test-model")
-    stream = AnthropicMessageStream(**options)
-    events = stream.start()
-    for deltas in steps:
-        events += stream.step(deltas)
-    events += stream.finish(message)
-    return stream, events
+    return run_started_stream(AnthropicMessageStream, steps, message, **options)
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

@@ -8,7 +8,7 @@ import json
 import pytest
 from openai.types.responses import Response
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import assert_responses_matches, check_responses_well_formed, sdk_responses, steps_for
+from test_adapters_support import assert_responses_matches, run_started_stream, check_responses_well_formed, sdk_responses, steps_for
 
 from tokenparse.adapters import DeltaContractError, ResponsesStream, build_response, builtin_item_type
 from tokenparse.errors import ParserStateError
@@ -21,13 +21,7 @@ def counter_ids():
 
 
 def run_responses(steps, message, **options):
-    options.setdefault("model", "test-model")
-    stream = ResponsesStream(**options)
-    events = stream.start()
-    for deltas in steps:
-        events += stream.step(deltas)
-    events += stream.finish(message)
-    return stream, events
+    return run_started_stream(ResponsesStream, steps, message, **options)
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

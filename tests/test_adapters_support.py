@@ -418,3 +418,14 @@ def check_anthropic_message(msg: dict) -> AnthropicMessage:
 
 def validate_chat_completion(completion: dict) -> ChatCompletion:
     return ChatCompletion.model_validate(completion)
+
+
+def run_started_stream(stream_cls, steps, message, **options):
+    """Drive a Responses or Anthropic stream: start(), one step per delta list, finish()."""
+    options.setdefault("model", "test-model")
+    stream = stream_cls(**options)
+    events = stream.start()
+    for deltas in steps:
+        events += stream.step(deltas)
+    events += stream.finish(message)
+    return stream, events

@@ -11,18 +11,12 @@ from hypothesis import strategies as st
 
 from tokenparse.errors import ParserStateError
 from tokenparse.json import CallArgs, CallBegin, CallEnd, EnvelopeReader, JsonLimitError, JsonStreamError
+from streaming import text_chunks
 
 CHUNKINGS = [[1], [2], [3], [7], [1, 4, 2, 9, 3]]
 
 
-def chunked(text: str, sizes: list[int]) -> list[str]:
-    out, pos, index = [], 0, 0
-    while pos < len(text):
-        size = sizes[index % len(sizes)]
-        out.append(text[pos:pos + size])
-        pos += size
-        index += 1
-    return out
+chunked = text_chunks
 
 
 def read(chunks: list[str], **options) -> tuple[list, EnvelopeReader, int]:

@@ -13,6 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tokenparse.json import EnvelopeReader, JsonStreamError, JsonValueScanner, PartialJson
+from streaming import text_chunks
 
 
 def _refuse_constant(name: str) -> Any:
@@ -26,14 +27,7 @@ def reference(text: str, allow_control_chars: bool) -> tuple[bool, Any]:
         return False, None
 
 
-def chunks_of(text: str, sizes: list[int]) -> list[str]:
-    out, pos, index = [], 0, 0
-    while pos < len(text):
-        size = sizes[index % len(sizes)]
-        out.append(text[pos:pos + size])
-        pos += size
-        index += 1
-    return out
+chunks_of = text_chunks
 
 
 def partial_outcome(chunks: list[str], allow_control_chars: bool) -> tuple[bool, Any]:

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenparse.json import CallArgs, CallBegin, CallEnd, EnvelopeReader, PartialJson
+from streaming import text_chunks
 
 
 def _values_for_docs() -> list[Any]:
@@ -218,14 +219,7 @@ serializations = st.sampled_from(
 )
 
 
-def random_chunks(text: str, sizes: list[int]) -> list[str]:
-    out, pos, index = [], 0, 0
-    while pos < len(text):
-        size = sizes[index % len(sizes)]
-        out.append(text[pos:pos + size])
-        pos += size
-        index += 1
-    return out
+random_chunks = text_chunks
 
 
 @settings(max_examples=300, deadline=None)
