@@ -60,4 +60,4 @@ def _load_builtin_profiles() -> None:
 
 
 #: modules whose import registers profiles
-_BUILTIN_PROFILE_MODULES = ["tokenparse.channels.harmony", "tokenparse.dialects"]
+_BUILTIN_PROFILE_MODULES = ["tokenparse.channels.harmony", "tokenparse.dialects", "tokenparse.more_dialects"]

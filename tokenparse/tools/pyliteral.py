@@ -276,8 +276,17 @@ class PyLiteral:
         return i
 
     def finish(self) -> str | None:
-        """End of the block: emit a complete held number/word; ``None`` if the value is whole."""
-        if self._word:  # a number or word the end of the block completes
+        """End of the block: ``None`` if the value is whole, else what is missing.
+
+        A held word is emitted only when it is already JSON as written (``12``, ``true``):
+        a cut-short ``2.`` or ``0x`` would have to be changed to become JSON, so it is raised
+        as :class:`LiteralError` for the caller's report instead of being completed.
+        """
+        if self._word:
+            word = self._word
+            if not (_JSON_NUMBER.match(word) or word in _WORDS):
+                self._word = ""
+                raise LiteralError(f"the value {word!r} is cut short", word)
             self._end_word("")
             if not self._stack:
                 self.done = True

@@ -1,0 +1,131 @@
+"""Further built-in text-tag dialects: the tool-call formats of more model families.
+
+Each entry is a :class:`~tokenparse.channels.tags.TagDialect` declaration on the shared
+machinery (tags, start mode, payload grammar), registered as a profile like those of
+:mod:`tokenparse.dialects`. None of these families' vocabularies ships in a package, so
+``tokenparse.load(name, tokenizer=engine_tokenizer)`` is how they are used; the tests run them
+on tables with the families' real added-token IDs where those are published
+(:mod:`tokenparse.tokenizers.families`).
+
+Tags listed in ``text_tags`` are matched by ID when the tokenizer has them as one added
+token and as text otherwise (families whose tokenizers differ between releases).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .channels.tags import TagDialect
+from .profiles import Profile, register_profile
+from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
+from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
+from .tools.pythonic import PythonicGrammar
+from .tools.xml_call import Qwen3CoderGrammar
+
+__all__ = ["MORE_DIALECTS", "MORE_ALIASES"]
+
+THINK = ("<think>", "</think>")
+
+
+def _tags(*literals: str) -> frozenset[str]:
+    return frozenset(literals)
+
+
+#: dialect name -> (factory of its declaration, aliases)
+MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
+    "seed-oss": lambda: TagDialect(
+        "seed-oss", reasoning=("<seed:think>", "</seed:think>"), tool_open="<seed:tool_call>",
+        tool_close="</seed:tool_call>", grammar=Qwen3CoderGrammar,
+        text_tags=_tags("<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"),
+        description="Seed-OSS: `<seed:think>`, `<seed:tool_call><function=N><parameter=k>v</parameter></function>`",
+    ),
+    "longcat": lambda: TagDialect(
+        "longcat", tool_open="<longcat_tool_call>", tool_close="</longcat_tool_call>", grammar=JsonEnvelopeGrammar,
+        text_tags=_tags("<longcat_tool_call>", "</longcat_tool_call>"),
+        description='LongCat-Flash: `<longcat_tool_call>{"name", "arguments"}</longcat_tool_call>`',
+    ),
+    "jamba": lambda: TagDialect(
+        "jamba", tool_open="<tool_calls>", tool_close="</tool_calls>", grammar=JsonEnvelopeGrammar,
+        text_tags=_tags("<tool_calls>", "</tool_calls>"),
+        description='Jamba 1.5+: `<tool_calls>[{"name", "arguments"}, ...]</tool_calls>`',
+    ),
+    "minimax-m1": lambda: TagDialect(
+        "minimax-m1", reasoning=THINK, start="reasoning", tool_open="<tool_calls>", tool_close="</tool_calls>",
+        grammar=JsonEnvelopeGrammar, text_tags=_tags(*THINK, "<tool_calls>", "</tool_calls>"),
+        description='MiniMax-M1: reasoning first, `<tool_calls>` one `{"name", "arguments"}` per line',
+    ),
+    "internlm2": lambda: TagDialect(
+        "internlm2", tool_open="<|action_start|>", tool_close="<|action_end|>", grammar=InternLM2Grammar,
+        description='InternLM2 / 2.5: `<|action_start|><|plugin|>{"name", "parameters"}<|action_end|>`',
+    ),
+    "intern-s1": lambda: TagDialect(
+        "intern-s1", reasoning=THINK, tool_open="<|action_start|>", tool_close="<|action_end|>",
+        grammar=InternLM2Grammar, text_tags=_tags(*THINK),
+        description="Intern-S1: `<think>` and InternLM2 actions",
+    ),
+    "granite-20b-fc": lambda: TagDialect(
+        "granite-20b-fc", tool_open="<function_call>", grammar=JsonEnvelopeGrammar,
+        text_tags=_tags("<function_call>"),
+        description='Granite 20B function calling: `<function_call> {"name", "arguments"}` per call, no close tag',
+    ),
+    "granite-3": lambda: TagDialect(
+        "granite-3", tool_open="<|tool_call|>", grammar=JsonEnvelopeGrammar,
+        description='Granite 3.0: `<|tool_call|>[{"name", "arguments"}, ...]` (no close tag)',
+    ),
+    "phi-4-mini": lambda: TagDialect(
+        "phi-4-mini", tool_open="functools", grammar=JsonEnvelopeGrammar, text_tags=_tags("functools"),
+        description='Phi-4-mini: `functools[{"name", "arguments"}, ...]` (the marker is text)',
+    ),
+    "cohere-command": lambda: TagDialect(
+        "cohere-command", reasoning=("<|START_THINKING|>", "<|END_THINKING|>"), tool_open="<|START_ACTION|>",
+        tool_close="<|END_ACTION|>", grammar=CohereActionGrammar,
+        optional=_tags("<|START_THINKING|>", "<|END_THINKING|>"),
+        description='Cohere Command A / R7B: `<|START_ACTION|>[{"tool_name", "parameters"}]<|END_ACTION|>`, thinking tags',
+    ),
+    "llama4-json": lambda: TagDialect(
+        "llama4-json", tool_open="<|python_start|>", tool_close="<|python_end|>", grammar=Llama3Grammar,
+        implicit_json_call=True, optional=_tags("<|python_start|>", "<|python_end|>"),
+        description='Llama 4 JSON tool calling: a bare `{"name", "parameters"}` response',
+    ),
+    "llama4-pythonic": lambda: TagDialect(
+        "llama4-pythonic", tool_open="<|python_start|>", tool_close="<|python_end|>", grammar=PythonicGrammar,
+        description="Llama 4 pythonic: `<|python_start|>[f(a=1), g(b=\"x\")]<|python_end|>`",
+    ),
+    "lfm2": lambda: TagDialect(
+        "lfm2", reasoning=THINK, optional=_tags(*THINK), tool_open="<|tool_call_start|>",
+        tool_close="<|tool_call_end|>", grammar=PythonicGrammar,
+        description="LFM2 / LFM2.5: `<|tool_call_start|>[get_weather(location=\"Paris\")]<|tool_call_end|>`",
+    ),
+    "olmo3": lambda: TagDialect(
+        "olmo3", reasoning=THINK, tool_open="<function_calls>", tool_close="</function_calls>",
+        grammar=PythonicGrammar, text_tags=_tags(*THINK, "<function_calls>", "</function_calls>"),
+        description="OLMo 3: `<function_calls>` one pythonic call per line `</function_calls>`; `<think>` is text",
+    ),
+}
+
+MORE_ALIASES: dict[str, tuple[str, ...]] = {
+    "seed-oss": ("seed_oss",),
+    "minimax-m1": ("minimax-m1-80k", "minimax-m1-40k"),
+    "internlm2": ("internlm", "internlm2.5"),
+    "intern-s1": ("interns1",),
+    "granite-3": ("granite",),
+    "phi-4-mini": ("phi4-mini", "phi4_mini_json"),
+    "cohere-command": ("command-a", "cohere_command3", "cohere_command4"),
+    "llama4-json": ("llama4_json",),
+    "llama4-pythonic": ("llama4_pythonic",),
+    "lfm2": ("lfm2.5",),
+}
+
+
+def _register() -> None:
+    for name, make in MORE_DIALECTS.items():
+
+        def factory(_make: Callable[[], TagDialect] = make, **options: Any) -> TagDialect:
+            base = _make()
+            return base.replace(**options) if options else base
+
+        register_profile(
+            Profile(name=name, dialect=factory, description=make().description, aliases=MORE_ALIASES.get(name, ()))
+        )
+
+
+_register()
