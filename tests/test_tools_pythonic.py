@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenparse.channels.base import DiagnosticLog
+from tokenparse.core import DiagnosticLog
 from tokenparse.errors import TokenParseError
 from tokenparse.tools.pythonic import PythonicGrammar
 

@@ -1,6 +1,6 @@
 """Further built-in text-tag dialects: the tool-call formats of more model families.
 
-Each entry is a :class:`~tokenparse.channels.tags.TagDialect` declaration on the shared
+Each entry is a :class:`~tokenparse.routing.tags.TagDialect` declaration on the shared
 machinery (tags, start mode, payload grammar), registered as a profile like those of
 :mod:`tokenparse.dialects`. None of these families' vocabularies ships in a package, so
 ``tokenparse.load(name, tokenizer=engine_tokenizer)`` is how they are used; the tests run them
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from .channels.tags import TagDialect
+from .routing.tags import TagDialect
 from .profiles import Profile, register_profile
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 from .json_envelope import DIAG, JsonEnvelopeGrammar
 
 __all__ = ["CohereActionGrammar", "InternLM2Grammar"]

@@ -31,7 +31,7 @@ import json
 import re
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 from .json_envelope import DIAG, MAX_NAME_CHARS
 from .pyliteral import BLANK, LiteralError, PyLiteral
 
