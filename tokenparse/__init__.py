@@ -12,6 +12,7 @@ from .api import Model, Parser, load
 from .errors import (
     BufferLimitError,
     Diagnostic,
+    DialectSpecError,
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
@@ -54,4 +55,5 @@ __all__ = [
     "ToolCallError",
     "TokenizerError",
     "ParserStateError",
+    "DialectSpecError",
 ]

@@ -18,7 +18,9 @@ __all__ = ["load", "Model", "Parser"]
 
 
 def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model":
-    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...).
+    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...) or a dialect file (``"mine.toml"``).
+
+    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.custom`).
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
@@ -26,7 +28,12 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model"
     ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
     ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
     """
-    spec = get_profile(profile)
+    from .custom import is_dialect_file, profile_from_file
+
+    if is_dialect_file(profile):  # a dialect declared in a TOML / JSON file
+        spec = profile_from_file(profile)
+    else:
+        spec = get_profile(profile)
     if tokenizer is None:
         if spec.default_table is None:
             from .errors import TokenizerError

@@ -16,6 +16,7 @@ __all__ = [
     "ToolCallError",
     "TokenizerError",
     "ParserStateError",
+    "DialectSpecError",
     "Diagnostic",
 ]
 
@@ -96,3 +97,13 @@ _ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
     "tool_call": ToolCallError,
     "unknown_tool": ToolCallError,
 }
+
+
+class DialectSpecError(TokenParseError, ValueError):
+    """A dialect declared in a TOML / JSON file is invalid; ``field`` names the bad entry."""
+
+    code = "dialect_spec"
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")

@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Mapping
 from ..core import DiagnosticLog, MessageSink
 from .json_envelope import DIAG, JsonEnvelopeGrammar
 
-__all__ = ["CohereActionGrammar", "InternLM2Grammar"]
+__all__ = ["CohereActionGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar"]
 
 
 class CohereActionGrammar(JsonEnvelopeGrammar):
@@ -61,3 +61,20 @@ class InternLM2Grammar(JsonEnvelopeGrammar):
                              text="".join(self._code))
             return
         super().close(pos, at_eos)
+
+
+class KeyedJsonEnvelopeGrammar(JsonEnvelopeGrammar):
+    """A JSON envelope with the key names a declared dialect gives (``functools.partial`` binds them)."""
+
+    def __init__(
+        self,
+        out: MessageSink,
+        log: DiagnosticLog,
+        tools: Any = None,
+        *,
+        name_keys: tuple[str, ...] = ("name",),
+        args_keys: tuple[str, ...] = ("arguments", "parameters"),
+    ) -> None:
+        self.name_keys = name_keys  # type: ignore[misc]
+        self.args_keys = args_keys  # type: ignore[misc]
+        super().__init__(out, log, tools)
