@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from .routing.tags import TagDialect
 from .profiles import Profile, register_profile
+from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
 from .tools.pythonic import PythonicGrammar
@@ -100,6 +101,17 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         grammar=PythonicGrammar, text_tags=_tags(*THINK, "<function_calls>", "</function_calls>"),
         description="OLMo 3: `<function_calls>` one pythonic call per line `</function_calls>`; `<think>` is text",
     ),
+    "gemma4": lambda: TagDialect(
+        "gemma4", reasoning=("<|channel>thought\n", "<channel|>"), tool_open="<|tool_call>",
+        tool_close="<tool_call|>", grammar=Gemma4Grammar, tool_ends_reasoning=True,
+        text_tags=_tags("<|channel>thought\n"), optional=_tags("<|channel>thought\n", "<channel|>"),
+        description='Gemma 4: `<|channel>thought` reasoning, `<|tool_call>call:name{k:<|"|>v<|"|>}<tool_call|>`',
+    ),
+    "functiongemma": lambda: TagDialect(
+        "functiongemma", tool_open="<start_function_call>", tool_close="<end_function_call>",
+        grammar=FunctionGemmaGrammar,
+        description="FunctionGemma: `<start_function_call>call:name{k:<escape>v<escape>}<end_function_call>`",
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -113,6 +125,8 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "llama4-json": ("llama4_json",),
     "llama4-pythonic": ("llama4_pythonic",),
     "lfm2": ("lfm2.5",),
+    "gemma4": ("gemma-4",),
+    "functiongemma": ("function-gemma",),
 }
 
 
