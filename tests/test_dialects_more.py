@@ -117,6 +117,26 @@ ROWS = [
     Row("functiongemma", "placeholder", ("<start_function_call>", "<end_function_call>", "<escape>"),
         "<start_function_call>call:get_weather{location:<escape>Paris, \"FR\"<escape>}<end_function_call>",
         None, None, [("get_weather", {"location": 'Paris, "FR"'})]),
+    Row("step3", "placeholder",
+        ("</think>", "<think>", "<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>",
+         "<｜tool_call_end｜>", "<｜tool_sep｜>"),
+        "Plan.</think>Sure.<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="get_weather"><steptml:parameter name="location">Paris</steptml:parameter>'
+        "</steptml:invoke><｜tool_call_end｜><｜tool_call_begin｜>function<｜tool_sep｜>"
+        '<steptml:invoke name="add"><steptml:parameter name="x">1</steptml:parameter></steptml:invoke>'
+        "<｜tool_call_end｜><｜tool_calls_end｜>",
+        "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1})],
+        think=("<think>", "</think>"), starts_in_reasoning=True,
+        block='<｜tool_calls_begin｜><｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name="get_time">'
+              "</steptml:invoke><｜tool_call_end｜><｜tool_calls_end｜>"),
+    Row("gigachat3", "placeholder", ("<|role_sep|>", "<|message_sep|>"),
+        f"Sure.<|message_sep|>function call<|role_sep|>\n{WEATHER}", None, "Sure.",
+        [("get_weather", {"location": "Paris"})], control=("<|message_sep|>",)),
+    Row("gigachat3.5", "text", (),
+        'Sure.<｜GCML｜tool_calls><｜GCML｜invoke name="get_weather"><｜GCML｜parameter name="location" '
+        'string="true">Paris</｜GCML｜parameter></｜GCML｜invoke><｜GCML｜invoke name="add"><｜GCML｜parameter '
+        'name="items" string="false">[1, 2]</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>',
+        None, "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"items": [1, 2]})]),
     Row("olmo3", "text", (),
         '<think>Plan.</think>Sure.<function_calls>\nget_weather(location="Paris")\nadd(x=1, y=true)\n</function_calls>',
         "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": True})],

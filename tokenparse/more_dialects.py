@@ -21,6 +21,7 @@ from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
 from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
+from .tools.xml_variants import GcmlGrammar, Step3Grammar
 
 __all__ = ["MORE_DIALECTS", "MORE_ALIASES"]
 
@@ -112,6 +113,21 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         grammar=FunctionGemmaGrammar,
         description="FunctionGemma: `<start_function_call>call:name{k:<escape>v<escape>}<end_function_call>`",
     ),
+    "step3": lambda: TagDialect(
+        "step3", reasoning=THINK, start="reasoning", tool_open="<｜tool_calls_begin｜>",
+        tool_close="<｜tool_calls_end｜>", grammar=Step3Grammar, text_tags=_tags(*THINK),
+        description="Step-3: reasoning first, `<｜tool_call_begin｜>function<｜tool_sep｜><steptml:invoke name=..>`",
+    ),
+    "gigachat3": lambda: TagDialect(
+        "gigachat3", tool_open="function call<|role_sep|>", grammar=JsonEnvelopeGrammar,
+        text_tags=_tags("function call<|role_sep|>"),
+        description='GigaChat 3: `function call<|role_sep|>` then `{"name", "arguments"}` (no close tag)',
+    ),
+    "gigachat3.5": lambda: TagDialect(
+        "gigachat3.5", tool_open="<｜GCML｜tool_calls>", tool_close="</｜GCML｜tool_calls>", grammar=GcmlGrammar,
+        text_tags=_tags("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
+        description='GigaChat 3.5: GCML `<｜GCML｜invoke name="N"><｜GCML｜parameter name="k" string="true">`',
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -127,6 +143,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "lfm2": ("lfm2.5",),
     "gemma4": ("gemma-4",),
     "functiongemma": ("function-gemma",),
+    "gigachat3.5": ("gigachat35",),
 }
 
 
