@@ -137,6 +137,14 @@ ROWS = [
         'string="true">Paris</｜GCML｜parameter></｜GCML｜invoke><｜GCML｜invoke name="add"><｜GCML｜parameter '
         'name="items" string="false">[1, 2]</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>',
         None, "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"items": [1, 2]})]),
+    Row("hy-v3", "placeholder",
+        ("<think>", "</think>", "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>",
+         "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+        "<think>Plan.</think>Sure.<tool_calls><tool_call>get_weather<tool_sep><arg_key>location</arg_key>"
+        "<arg_value>Paris</arg_value></tool_call><tool_call>add<tool_sep><arg_key>x</arg_key><arg_value>1"
+        "</arg_value></tool_call></tool_calls>",
+        "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1})], think=("<think>", "</think>"),
+        block="<tool_calls><tool_call>get_time<tool_sep></tool_call></tool_calls>"),
     Row("olmo3", "text", (),
         '<think>Plan.</think>Sure.<function_calls>\nget_weather(location="Paris")\nadd(x=1, y=true)\n</function_calls>',
         "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": True})],

@@ -21,7 +21,7 @@ from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
 from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
-from .tools.xml_variants import GcmlGrammar, Step3Grammar
+from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 
 __all__ = ["MORE_DIALECTS", "MORE_ALIASES"]
 
@@ -128,6 +128,10 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         text_tags=_tags("<｜GCML｜tool_calls>", "</｜GCML｜tool_calls>"),
         description='GigaChat 3.5: GCML `<｜GCML｜invoke name="N"><｜GCML｜parameter name="k" string="true">`',
     ),
+    "hy-v3": lambda: TagDialect(
+        "hy-v3", reasoning=THINK, tool_open="<tool_calls>", tool_close="</tool_calls>", grammar=HyV3Grammar,
+        description="Hunyuan HY v3: `<tool_calls><tool_call>name<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>`",
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -144,6 +148,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "gemma4": ("gemma-4",),
     "functiongemma": ("function-gemma",),
     "gigachat3.5": ("gigachat35",),
+    "hy-v3": ("hy_v3",),
 }
 
 

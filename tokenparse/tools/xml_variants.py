@@ -13,6 +13,10 @@
   The call type between ``<｜tool_call_begin｜>`` and ``<｜tool_sep｜>`` is ``function`` for
   function calls; another type is reported (and its invoke still read).
 
+* :class:`HyV3Grammar` -- Hunyuan HY v3, GLM's argument tags inside named calls::
+
+      <tool_call>NAME<tool_sep><arg_key>K</arg_key><arg_value>V</arg_value></tool_call>
+
 Values follow the shared XML rules (:mod:`._xml_common`): ``string="true"`` raw text,
 ``string="false"`` JSON source, otherwise the tool's schema decides.
 """
@@ -23,7 +27,7 @@ from typing import Any, ClassVar, Mapping
 from ..core import DiagnosticLog, MessageSink
 from ._xml_common import TO_ATTRS, TO_BODY, XmlPayloadGrammar, XmlSyntax
 
-__all__ = ["GcmlGrammar", "Step3Grammar", "GCML_SYNTAX", "STEPTML_SYNTAX"]
+__all__ = ["GcmlGrammar", "Step3Grammar", "HyV3Grammar", "GCML_SYNTAX", "STEPTML_SYNTAX", "HY_V3_SYNTAX"]
 
 GCML = "｜GCML｜"
 
@@ -49,6 +53,36 @@ STEPTML_SYNTAX = XmlSyntax(
     value_close="</steptml:parameter>",
     call_close="</steptml:invoke>",
 )
+
+
+#: HY v3 tags its tokenizer has as single added tokens (role -> literal)
+HY_V3_MARKERS = {
+    "call": "<tool_call>",
+    "call_end": "</tool_call>",
+    "tool_sep": "<tool_sep>",
+    "arg_key": "<arg_key>",
+    "arg_key_end": "</arg_key>",
+    "arg_value": "<arg_value>",
+    "arg_value_end": "</arg_value>",
+}
+
+HY_V3_SYNTAX = XmlSyntax(
+    label="HY v3",
+    call_open="<tool_call>",
+    name_ends={"<tool_sep>": TO_BODY},
+    param_open="<arg_key>",
+    key_ends={"</arg_key>": TO_BODY},
+    value_open="<arg_value>",
+    value_close="</arg_value>",
+    call_close="</tool_call>",
+    marker_tags=HY_V3_MARKERS,
+)
+
+
+class HyV3Grammar(XmlPayloadGrammar):
+    syntax = HY_V3_SYNTAX
+    markers = HY_V3_MARKERS
+    __slots__ = ()
 
 
 class GcmlGrammar(XmlPayloadGrammar):
