@@ -19,6 +19,7 @@ from .profiles import Profile, register_profile
 from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
+from .tools.name_keyed import NameKeyedJsonGrammar
 from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
 from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
@@ -132,6 +133,10 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         "hy-v3", reasoning=THINK, tool_open="<tool_calls>", tool_close="</tool_calls>", grammar=HyV3Grammar,
         description="Hunyuan HY v3: `<tool_calls><tool_call>name<tool_sep><arg_key>k</arg_key><arg_value>v</arg_value>`",
     ),
+    "apertus": lambda: TagDialect(
+        "apertus", tool_open="<|tools_prefix|>", tool_close="<|tools_suffix|>", grammar=NameKeyedJsonGrammar,
+        description='Apertus: `<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>`',
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -149,6 +154,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "functiongemma": ("function-gemma",),
     "gigachat3.5": ("gigachat35",),
     "hy-v3": ("hy_v3",),
+    "apertus": ("apertus2509",),
 }
 
 
