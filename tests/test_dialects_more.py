@@ -103,6 +103,12 @@ ROWS = [
     Row("llama4-pythonic", "added:llama4", ("<|python_start|>", "<|python_end|>"),
         'Sure.<|python_start|>[get_weather(location="Paris"), add(x=1, y=2.5)]<|python_end|>', None, "Sure.",
         [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": 2.5})]),
+    Row("llama4-pythonic", "added:llama4", (), '[get_weather(location="Paris"), get_time()]', None, None,
+        [("get_weather", {"location": "Paris"}), ("get_time", {})]),
+    Row("pythonic", "text", (), '[get_weather(location="Paris"), add(x=1, y=2)]', None, None,
+        [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": 2})]),
+    Row("xlam", "text", (), f'[{WEATHER}, {{"name": "get_time", "arguments": {{}}}}]', None, None,
+        [("get_weather", {"location": "Paris"}), ("get_time", {})]),
     Row("lfm2", "added:lfm2", ("<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>"),
         '<think>Need the weather.</think>Sure.<|tool_call_start|>[get_weather(location="Paris")]<|tool_call_end|>',
         "Need the weather.", "Sure.", [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"),
@@ -275,3 +281,27 @@ def test_a_family_tokenizer_without_the_tags_is_refused():
     with pytest.raises(tokenparse.TokenParseError) as info:
         tokenparse.load("lfm2", tokenizer=gpt_oss_table())
     assert "<|tool_call_start|>" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "profile, text, is_call",
+    [
+        ("pythonic", "[note] not a call", False),
+        ("pythonic", "[1, 2] is a list", False),
+        ("pythonic", "Sure. [get_time()]", False),
+        ("pythonic", "   [ get_time ( ) ]", True),
+        ("xlam", "[1, 2]", False),
+        ("xlam", '[{"a": 1}]', False),
+        ("xlam", '{"name": "get_time", "arguments": {}}', True),
+        ("llama4-pythonic", "[get_time()]", True),
+        ("llama4-pythonic", "[link](http://x)", False),
+    ],
+)
+def test_a_response_is_a_bare_call_only_when_it_starts_like_one(profile, text, is_call):
+    table = added_token_table("llama4") if profile == "llama4-pythonic" else gpt_oss_table()
+    model = tokenparse.load(profile, tokenizer=table)
+    outcome = check_stream(model, table.encode(text), WEATHER_TOOLS, splits=False)
+    if is_call:
+        assert outcome.calls == [("get_time", "{}")] and outcome.content is None
+    else:
+        assert outcome.calls == [] and outcome.content == text and outcome.diagnostics == []

@@ -18,7 +18,7 @@ from .routing.tags import TagDialect
 from .profiles import Profile, register_profile
 from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
-from .tools.json_variants import CohereActionGrammar, InternLM2Grammar
+from .tools.json_variants import CohereActionGrammar, InternLM2Grammar, JsonCallListGrammar
 from .tools.name_keyed import NameKeyedJsonGrammar
 from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
@@ -91,7 +91,16 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
     ),
     "llama4-pythonic": lambda: TagDialect(
         "llama4-pythonic", tool_open="<|python_start|>", tool_close="<|python_end|>", grammar=PythonicGrammar,
-        description="Llama 4 pythonic: `<|python_start|>[f(a=1), g(b=\"x\")]<|python_end|>`",
+        implicit_json_call=True,
+        description="Llama 4 pythonic: `[f(a=1), g(b=\"x\")]`, bare or in `<|python_start|>` ... `<|python_end|>`",
+    ),
+    "pythonic": lambda: TagDialect(
+        "pythonic", grammar=PythonicGrammar, implicit_json_call=True,
+        description="Pythonic tool calling (Llama 3.2, ToolACE...): a response that is `[f(a=1), g(b=\"x\")]`",
+    ),
+    "xlam": lambda: TagDialect(
+        "xlam", grammar=JsonCallListGrammar, implicit_json_call=True,
+        description='xLAM: a response that is a JSON list `[{"name", "arguments"}, ...]`',
     ),
     "lfm2": lambda: TagDialect(
         "lfm2", reasoning=THINK, optional=_tags(*THINK), tool_open="<|tool_call_start|>",
@@ -149,6 +158,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "cohere-command": ("command-a", "cohere_command3", "cohere_command4"),
     "llama4-json": ("llama4_json",),
     "llama4-pythonic": ("llama4_pythonic",),
+    "pythonic": ("llama3.2-pythonic", "toolace"),
     "lfm2": ("lfm2.5",),
     "gemma4": ("gemma-4",),
     "functiongemma": ("function-gemma",),

@@ -2,6 +2,8 @@
 
 * :class:`CohereActionGrammar` -- Cohere Command A ``<|START_ACTION|>[{"tool_call_id": "0",
   "tool_name": N, "parameters": {...}}]<|END_ACTION|>``;
+* :class:`JsonCallListGrammar` -- xLAM: a response that is a bare JSON array of envelopes
+  (``[{"name": N, "arguments": {...}}]``), or a single envelope;
 * :class:`InternLM2Grammar` -- InternLM2 / Intern-S1 ``<|action_start|><|plugin|>
   {"name": N, "parameters": {...}}<|action_end|>``: the ``<|plugin|>`` token says the action
   is a function call; ``<|interpreter|>`` (code for the built-in interpreter) is not one and
@@ -15,9 +17,10 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, JsonEnvelopeGrammar
+from .json_envelope import DIAG, JsonEnvelopeGrammar, detect_json_call
 
-__all__ = ["CohereActionGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar"]
+__all__ = ["CohereActionGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar", "JsonCallListGrammar",
+           "detect_json_call_list"]
 
 
 class CohereActionGrammar(JsonEnvelopeGrammar):
@@ -78,3 +81,23 @@ class KeyedJsonEnvelopeGrammar(JsonEnvelopeGrammar):
         self.name_keys = name_keys  # type: ignore[misc]
         self.args_keys = args_keys  # type: ignore[misc]
         super().__init__(out, log, tools)
+
+
+def detect_json_call_list(text: str) -> bool | None:
+    """Whether a response starting with ``text`` is a bare envelope or a JSON array of them."""
+    body = text.lstrip()
+    if not body:
+        return None
+    if body[0] == "[":
+        rest = body[1:].lstrip()
+        if not rest:
+            return None if len(body) < 80 else False
+        return detect_json_call(rest) if rest[0] == "{" else False
+    return detect_json_call(body)
+
+
+class JsonCallListGrammar(JsonEnvelopeGrammar):
+    """xLAM: the whole response is a JSON call list (decided on its first characters)."""
+
+    label = "JSON call list"
+    detect_call = staticmethod(detect_json_call_list)

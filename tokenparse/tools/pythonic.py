@@ -35,7 +35,7 @@ from ..core import DiagnosticLog, MessageSink
 from .json_envelope import DIAG, MAX_NAME_CHARS
 from .pyliteral import BLANK, LiteralError, PyLiteral
 
-__all__ = ["PythonicGrammar"]
+__all__ = ["PythonicGrammar", "detect_pythonic_call"]
 
 START, BETWEEN, NAME, ARG, KEY, VALUE, AFTER, END, STRAY = range(9)
 
@@ -48,11 +48,36 @@ def _json_chars(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
+_FIRST_CALL = re.compile(r"\[\s*[A-Za-z_][\w.]*\s*\(")
+_MAYBE_FIRST_CALL = re.compile(r"\[\s*(?:[A-Za-z_][\w.]*\s*)?\Z")
+#: characters after which an undecided start is text after all
+_FIRST_CALL_WINDOW = 80
+
+
+def detect_pythonic_call(text: str) -> bool | None:
+    """Whether a response that starts with ``text`` is a bare pythonic call list.
+
+    ``True`` once it reads ``[name(``, ``False`` as soon as it cannot, ``None`` while the
+    first name is still arriving (at most ``_FIRST_CALL_WINDOW`` characters). Whitespace alone
+    is undecided.
+    """
+    body = text.lstrip()
+    if not body:
+        return None
+    if _FIRST_CALL.match(body):
+        return True
+    if _MAYBE_FIRST_CALL.match(body) and len(body) < _FIRST_CALL_WINDOW:
+        return None
+    return False
+
+
 class PythonicGrammar:
     """A block of pythonic calls (see the module docstring). Built per tool block."""
 
     markers: ClassVar[Mapping[str, str]] = {}
     label: ClassVar[str] = "pythonic"
+    #: decides whether a response without a tool tag starts with a call list (``implicit_json_call``)
+    detect_call = staticmethod(detect_pythonic_call)
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
         self._out = out
