@@ -139,6 +139,8 @@ class Parser:
 
     States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
     final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
+    ``observer`` (a :class:`tokenparse.explain.ParseObserver`) is given the decoder's sink
+    to wrap; without one nothing changes.
     """
 
     def __init__(
@@ -150,6 +152,7 @@ class Parser:
         *,
         strict: bool,
         id_factory: Any = make_call_id,
+        observer: Any = None,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
@@ -157,7 +160,11 @@ class Parser:
         self.tools = ToolSet(tools, tool_choice)
         self._assembler = Assembler(self.tools, self._log, id_factory=id_factory)
         router = model.dialect.router(self._assembler, self._log, self.tools)
+        if observer is not None:  # tokenparse.explain: see the decoder's segment calls
+            router = observer.segment_sink(router)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        if observer is not None:
+            observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
         self._take = self._assembler.take
         self.state = _OPEN
