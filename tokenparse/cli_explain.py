@@ -62,6 +62,10 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
 
         render(result, out, all_tokens=args.all_tokens, color=args.color)
     out.flush()
+    stopped = result.tokens[-1].error if result.end is None else result.end.error
+    if stopped is not None:  # strict mode: the trace shows where; say it the way decode does
+        print(f"tokenparse: error: {stopped}", file=sys.stderr)
+        return 2
     return 0
 
 

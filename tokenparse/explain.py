@@ -244,10 +244,12 @@ def trace(
     table = model.table
     start_state = observer.state()
     start_events = [e for e in observer.take() if e[0] != "text"]
+    segment: tuple[str | None, str | None] | None = None
+    for event in start_events:  # a prompt that ends inside a message body opens it
+        segment = (event[1], event[2]) if event[0] == "open" else None if event[0] == "close" else segment
     names: dict[tuple[str, int], str | None] = {}
     tokens: list[TokenTrace] = []
     raised_at: list[tuple[Diagnostic, TokenTrace | None]] = []  # each diagnostic and the token that raised it
-    segment: tuple[str | None, str | None] | None = None
     error: TokenParseError | None = None
     step_count = 0
     for step_index, step in enumerate(steps):
