@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
-from .core import BoundDialect, DiagnosticLog
+from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
@@ -139,8 +139,8 @@ class Parser:
 
     States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
     final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
-    ``observer`` (a :class:`tokenparse.explain.ParseObserver`) is given the decoder's sink
-    to wrap; without one nothing changes.
+    ``observer`` (a :class:`tokenparse.core.ParseObserver`, used by ``tokenparse explain``)
+    is given the decoder's sink to wrap; without one nothing changes.
     """
 
     def __init__(
@@ -152,7 +152,7 @@ class Parser:
         *,
         strict: bool,
         id_factory: Any = make_call_id,
-        observer: Any = None,
+        observer: ParseObserver | None = None,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)

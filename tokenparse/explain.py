@@ -25,32 +25,21 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from .api import Model, Parser
-from .channels.base import DiagnosticLog, SegmentSink
+from .channels.harmony import CONTENT as HARMONY_BODY
+from .core import DiagnosticLog, SegmentSink
 from .errors import Diagnostic, TokenParseError
 from .messages import DeltaMessage
 
 __all__ = [
-    "ParseObserver", "TraceObserver", "Output", "TokenTrace", "EndTrace", "Trace", "Row",
+    "TraceObserver", "Output", "TokenTrace", "EndTrace", "Trace", "Row",
     "trace", "fold", "json_lines", "expand",
 ]
 
 #: JSON trace format version (the ``start`` line carries it)
 FORMAT_VERSION = 1
-
-
-class ParseObserver(Protocol):
-    """What a :class:`Parser` calls when it is built with ``observer=``.
-
-    ``segment_sink`` receives the router (the decoder's sink) and returns the sink the
-    decoder will drive; ``attach`` receives the decoder and the diagnostic log.
-    """
-
-    def segment_sink(self, sink: SegmentSink) -> SegmentSink: ...
-
-    def attach(self, decoder: Any, log: DiagnosticLog) -> None: ...
 
 
 class _SegmentTap:
@@ -80,7 +69,8 @@ class _SegmentTap:
 
 
 class TraceObserver:
-    """Collects a parser's segment calls; :func:`trace` reads them after every token."""
+    """A :class:`~tokenparse.core.ParseObserver` that collects a parser's segment calls;
+    :func:`trace` reads them after every token."""
 
     def __init__(self) -> None:
         self.events: list[tuple] = []
@@ -107,7 +97,7 @@ class TraceObserver:
 
 
 #: Harmony's body state is CONTENT; shown as "body" so that it is not read as the content channel
-_STATE_LABELS = {"CONTENT": "body"}
+_STATE_LABELS = {HARMONY_BODY: "body"}
 
 
 @dataclass
