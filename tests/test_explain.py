@@ -70,7 +70,8 @@ def cases(tmp_path_factory, encode_harmony) -> dict:
     ), ["<think>", "</think>", "<tool_call>", "</tool_call>"])], tools_file)
     deepseek = tokenparse.load("deepseek-v4").table
     add("deepseek-v4-malformed", "deepseek-v4", [encode(deepseek, (
-        "Think.</think>Answer 🌧️ soon</think> more.<｜DSML｜tool_calls>\n<｜DSML｜invoke name=\"get_weather\">\n"
+        "Think.</think>Answer 🌧️ soon</think> more.<｜DSML｜tool_calls>\n"
+        '<｜DSML｜invoke name="get_weather">\n'
         '<｜DSML｜parameter name="location" string="true">Ber'
     ), ["</think>", "｜DSML｜"])], tools_file)
     return out

@@ -33,10 +33,7 @@ from .core import DiagnosticLog, SegmentSink
 from .errors import Diagnostic, TokenParseError
 from .messages import DeltaMessage
 
-__all__ = [
-    "TraceObserver", "Output", "TokenTrace", "EndTrace", "Trace", "Row",
-    "trace", "fold", "json_lines", "expand",
-]
+__all__ = ["EndTrace", "Output", "Row", "TokenTrace", "Trace", "TraceObserver", "expand", "fold", "json_lines", "trace"]
 
 #: JSON trace format version (the ``start`` line carries it)
 FORMAT_VERSION = 1
@@ -92,8 +89,8 @@ class TraceObserver:
     def state(self) -> str:
         """The decoder's state, named as its module names it (lower case)."""
         decoder = self.decoder
-        state = getattr(decoder, "state", None) or getattr(decoder, "mode", None)
-        return _STATE_LABELS.get(state, str(state).lower())
+        state = str(getattr(decoder, "state", None) or getattr(decoder, "mode", None))
+        return _STATE_LABELS.get(state, state.lower())
 
 
 #: Harmony's body state is CONTENT; shown as "body" so that it is not read as the content channel

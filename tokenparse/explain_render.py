@@ -17,7 +17,7 @@ from typing import TextIO
 
 from .explain import EndTrace, Output, Row, TokenTrace, Trace, fold
 
-__all__ = ["render", "row_cells", "COLUMNS"]
+__all__ = ["COLUMNS", "render", "row_cells"]
 
 COLUMNS = ("step", "pos", "id", "piece", "state", "segment", "output", "notes")
 #: longest text shown in a cell of a folded row (``--all`` shows every token on its own)
@@ -70,11 +70,14 @@ def _piece(row: Row) -> tuple[str, str | None]:
 
 
 def _output(out: list[Output]) -> list[tuple[str, str | None]]:
-    parts = []
+    parts: list[tuple[str, str | None]] = []
     for o in out:
         if o.index is not None:
             label = f"{o.to}[{o.index}] {o.name}"
-            text = (f"{label} begins" + (f" {quote(o.text)}" if o.text else "")) if o.begin else f"{label} {quote(o.text)}"
+            if o.begin:
+                text = f"{label} begins" + (f" {quote(o.text)}" if o.text else "")
+            else:
+                text = f"{label} {quote(o.text)}"
         else:
             text = f"{o.to} {quote(o.text)}"
         parts.append((text, o.to))
@@ -86,10 +89,9 @@ def _notes(item: TokenTrace | EndTrace, tokens: list[TokenTrace]) -> list[tuple[
     if item.error is not None:
         notes.append((f"error {item.error.code}: {item.error.message}", "diagnostic"))
     for event in item.events:
-        if event[0] == "open":
-            _, channel, recipient, content_type, _pos = event
-            what = " ".join(x for x in (channel or "(no channel)", recipient and f"to={recipient}", content_type) if x)
-            notes.append((f"opens {what}", "quiet"))
+        if event[0] == "open":  # the segment column names its channel and recipient
+            content_type = event[3]
+            notes.append(("opens" + (f" ({content_type})" if content_type else ""), "quiet"))
         elif event[0] == "close":
             notes.append((f"closes ({event[1]})", "quiet"))
         else:
@@ -211,7 +213,7 @@ def _joined(parts: list[tuple[str, str | None]]) -> str:
 
 def _line(columns: list[str], cells: dict, widths: list[int]) -> list[tuple[str, str | None]]:
     line: list[tuple[str, str | None]] = []
-    for n, (name, width) in enumerate(zip(columns, widths)):
+    for n, (name, width) in enumerate(zip(columns, widths, strict=True)):
         if n:
             line.append(("  ", None))
         parts = _fit(cells[name], width)
