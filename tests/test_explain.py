@@ -35,6 +35,23 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _shared_models():
+    """Each command loads its model; a Model is immutable and shareable, so load each once."""
+    loaded: dict = {}
+    load = tokenparse.load
+
+    def cached(profile, tokenizer=None, **options):
+        key = (profile, tokenizer, tuple(sorted(options.items())))
+        if key not in loaded:
+            loaded[key] = load(profile, tokenizer, **options)
+        return loaded[key]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenparse, "load", cached)
+        yield
+
+
 @pytest.fixture(scope="module")
 def cases(tmp_path_factory, encode_harmony) -> dict:
     """case -> (profile, IDs file, tools file or None, engine steps as fed)."""
@@ -151,6 +168,7 @@ def test_every_fed_id_appears_once_in_order(cases, name):
     assert [t["pos"] for t in tokens] == list(range(len(fed)))
     assert rows[0]["kind"] == "start" and rows[0]["token_count"] == len(fed)
     assert rows[-1]["kind"] == "end" and rows[-1]["pos"] == len(fed)
+    assert rows[-1]["same_as_steps"] is True  # one ID at a time gave what the steps as given give
     for row in rows[1:-1]:  # a row's position and count describe its tokens
         assert row["pos"] == row["tokens"][0]["pos"] and row["count"] == len(row["tokens"])
 
@@ -270,8 +288,8 @@ def test_strict_mode_stops_at_the_row_that_raised(cases):
     code, out = _run(["explain", *_args(case), "--json", "--strict"])
     assert code == 2
     rows = [json.loads(line) for line in out.splitlines()]
-    assert rows[-1]["kind"] == "tokens"  # no end row: the stream stopped
-    last = rows[-1]["tokens"][-1]
+    assert rows[-1] == {"kind": "end", "pos": rows[-2]["tokens"][-1]["pos"] + 1, "stopped": True, "same_as_steps": True}
+    last = rows[-2]["tokens"][-1]
     assert last["error"]["code"] == "missing_start" and last["error"]["position"] == last["pos"]
     assert last["piece"] == "<|channel|>"
 
@@ -287,3 +305,14 @@ def test_trace_api_and_prompt_start_state():
     body = trace(model, [steps[0][:0] or [976]], prompt_token_ids=prompt + steps[0] + steps[1][:2])
     assert body.start_state == "body" and body.tokens[0].channel == "analysis"
     assert body.start_events and body.start_events[0][:2] == ("open", "analysis")
+
+
+def test_a_trace_that_differs_from_the_steps_as_given_says_so(cases, monkeypatch):
+    """The check behind ``same_as_steps`` can fail: here the reference parse skips a step."""
+    import tokenparse.explain as explain
+
+    original = explain._outcome_of_steps
+    monkeypatch.setattr(explain, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
+    rows = _explain(cases["gpt-oss-call"])
+    assert rows[-1]["same_as_steps"] is False and "the message" in rows[-1]["difference"]
+    assert "warning: this trace and a parse of the engine steps as given disagree" in _table(cases["gpt-oss-call"])

@@ -200,6 +200,9 @@ class Trace:
     tokens: list[TokenTrace]
     end: EndTrace | None  # None when a strict-mode error stopped the stream
     prompt_tokens: int = 0
+    #: how the outcome differs from one parser fed the steps as given (``None``: it does not;
+    #: anything else is a tokenparse bug: chunking must not change the result)
+    difference: str | None = None
 
     def start_json(self) -> dict:
         data: dict[str, Any] = {"kind": "start", "version": FORMAT_VERSION, "model": self.model,
@@ -207,6 +210,13 @@ class Trace:
                                 "prompt_tokens": self.prompt_tokens}
         if self.start_events:
             data["events"] = [list(e) for e in self.start_events]
+        return data
+
+    def end_json(self) -> dict:
+        data = self.end.to_json() if self.end is not None else {"kind": "end", "pos": len(self.tokens), "stopped": True}
+        data["same_as_steps"] = self.difference is None
+        if self.difference is not None:
+            data["difference"] = self.difference
         return data
 
 
@@ -223,9 +233,16 @@ def trace(
     strict: bool = False,
     finish_reason: str = "stop",
 ) -> Trace:
-    """Parse ``steps`` (engine steps of IDs) and return the token-by-token :class:`Trace`."""
+    """Parse ``steps`` (engine steps of IDs) and return the token-by-token :class:`Trace`.
+
+    The traced parser is fed one ID at a time; a second, unobserved parser is fed the steps
+    as given, and ``Trace.difference`` says how the two outcomes differ (``None``: they do
+    not), so a trace never silently shows something ``decode`` would not do.
+    """
+    steps = [list(step) for step in steps]
     observer = TraceObserver()
-    parser = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, observer=observer)
+    parser = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds(),
+                    observer=observer)
     log = observer.log
     assert log is not None, "the parser did not attach its observer"
     table = model.table
@@ -273,7 +290,50 @@ def trace(
         raised_at.extend((d, None) for d in log.items[reported:])
     for diagnostic, raised in raised_at:
         _place(diagnostic, raised, tokens, end)
-    return Trace(model.name, start_state, start_events, step_count, tokens, end, len(prompt_token_ids or ()))
+    as_given = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds())
+    difference = _difference(_outcome(parser, error), _outcome_of_steps(as_given, steps, finish_reason))
+    return Trace(model.name, start_state, start_events, step_count, tokens, end, len(prompt_token_ids or ()),
+                 difference)
+
+
+class _CallIds:
+    """Call ids ``call_0``, ``call_1``...: the same in both parsers of :func:`trace`."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self) -> str:
+        self.count += 1
+        return f"call_{self.count - 1}"
+
+
+def _outcome(parser: Parser, error: TokenParseError | None) -> dict:
+    return {
+        "message": parser.result().model_dump(mode="json"),
+        "diagnostics": [(d.code, d.position, d.text) for d in parser.diagnostics],
+        "error": None if error is None else (error.code, error.position),
+    }
+
+
+def _outcome_of_steps(parser: Parser, steps: list[list[int]], finish_reason: str) -> dict:
+    error = None
+    try:
+        for step in steps:
+            parser.feed(step)
+        parser.finish(finish_reason)  # type: ignore[arg-type]
+    except TokenParseError as exc:
+        error = exc
+    return _outcome(parser, error)
+
+
+def _difference(traced: dict, as_given: dict) -> str | None:
+    keys = list(traced)
+    if traced["error"] is not None or as_given["error"] is not None:
+        keys.remove("message")  # after a strict-mode error the message is only what was read so far
+    differing = [key for key in keys if traced[key] != as_given[key]]
+    if not differing:
+        return None
+    return f"this trace and a parse of the engine steps as given disagree on the {' and the '.join(differing)}"
 
 
 def _take_events(item: TokenTrace | EndTrace, events: list[tuple], segment: Any) -> Any:
@@ -386,12 +446,12 @@ def fold(tokens: Sequence[TokenTrace], *, all_tokens: bool = False) -> list[Row]
 
 
 def json_lines(result: Trace, *, all_tokens: bool = False) -> Iterator[str]:
-    """The trace as JSON lines: a ``start`` line, one ``tokens`` line per row, an ``end`` line."""
+    """The trace as JSON lines: a ``start`` line, one ``tokens`` line per row, an ``end`` line
+    (``stopped`` when a strict-mode error ended the stream, on the row that raised it)."""
     yield _dumps(result.start_json())
     for row in fold(result.tokens, all_tokens=all_tokens):
         yield _dumps(row.to_json())
-    if result.end is not None:
-        yield _dumps(result.end.to_json())
+    yield _dumps(result.end_json())
 
 
 def _dumps(data: dict) -> str:

@@ -177,8 +177,9 @@ def render(
     lines.extend(_line(columns, cells, widths) for cells in rows)
     if console is None:
         out.write(_title(trace) + "\n")
-        for line in lines:
-            out.write("".join(text for text, _ in line).rstrip() + "\n")
+        out.writelines("".join(text for text, _ in line).rstrip() + "\n" for line in lines)
+        if trace.difference is not None:
+            out.write(_warning(trace.difference) + "\n")
         return
     from rich.text import Text
 
@@ -189,6 +190,12 @@ def render(
             text.append(part, style=STYLES.get(style or "", ""))
         text.rstrip()
         console.print(text, soft_wrap=True)
+    if trace.difference is not None:
+        console.print(Text(_warning(trace.difference), style=STYLES["diagnostic"]), soft_wrap=True)
+
+
+def _warning(difference: str) -> str:
+    return f"warning: {difference}; that is a tokenparse bug, please report it with the input"
 
 
 def _widths(columns: list[str], rows: list[dict], width: int | None) -> list[int]:
