@@ -353,10 +353,13 @@ def _silence_stdout() -> None:
 
 def _matching_mode(dialect: object) -> str:
     """How a profile's tags are matched, from its declaration (no tokenizer is loaded)."""
-    text_tags = sorted(getattr(dialect, "text_tags", ()) or ())
-    mode = "tags by token ID"
+    text_tags = sorted(t.replace("\n", "\\n") for t in getattr(dialect, "text_tags", ()) or ())
+    tagged = getattr(dialect, "tool_open", True) is not None or getattr(dialect, "reasoning", None) is not None
+    mode = "tags by token ID" if tagged else "no tags"
     if text_tags:
         mode += "; as text where several tokens: " + " ".join(text_tags)
+    if getattr(dialect, "implicit_json_call", False):
+        mode += "; a response that starts with a call is one"
     grammar = getattr(dialect, "grammar", None)
     grammar = getattr(grammar, "func", grammar)  # a grammar with bound options
     if grammar is not None:
