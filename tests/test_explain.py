@@ -8,6 +8,7 @@ deltas' text, each diagnostic on the row of the token it names.
 from __future__ import annotations
 
 import io
+import sys
 import json
 from collections import Counter
 from pathlib import Path
@@ -309,10 +310,16 @@ def test_trace_api_and_prompt_start_state():
 
 def test_a_trace_that_differs_from_the_steps_as_given_says_so(cases, monkeypatch):
     """The check behind ``same_as_steps`` can fail: here the reference parse skips a step."""
-    import tokenparse.explain as explain
+    import tokenparse.explain.record as record
 
-    original = explain._outcome_of_steps
-    monkeypatch.setattr(explain, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
+    original = record._outcome_of_steps
+    monkeypatch.setattr(record, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
     rows = _explain(cases["gpt-oss-call"])
     assert rows[-1]["same_as_steps"] is False and "the message" in rows[-1]["difference"]
     assert "warning: this trace and a parse of the engine steps as given disagree" in _table(cases["gpt-oss-call"])
+
+
+def test_without_rich_colour_falls_back_to_the_plain_table(cases, monkeypatch):
+    plain = _table(cases["qwen3-malformed"])
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # the explain extra is not installed
+    assert _table(cases["qwen3-malformed"], "--color") == plain

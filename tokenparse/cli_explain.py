@@ -42,7 +42,7 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
     import tokenparse
 
     from .cli import read_steps, rechunk
-    from .explain import json_lines, trace
+    from .explain import json_lines, render, trace
 
     steps = rechunk(read_steps(_read(args.input)), args.chunk)
     tools = None
@@ -58,8 +58,6 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
         for line in json_lines(result, all_tokens=args.all_tokens):
             out.write(line + "\n")
     else:
-        from .explain_render import render
-
         render(result, out, all_tokens=args.all_tokens, color=args.color)
     out.flush()
     stopped = result.tokens[-1].error if result.end is None else result.end.error

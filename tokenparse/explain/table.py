@@ -3,7 +3,8 @@
 One row per token, or per run of ordinary tokens that fold together (see
 :func:`tokenparse.explain.fold`): engine step, position, ID, piece, the state the token was
 read in, its segment (channel and recipient), what the client got from it, and notes
-(segment boundaries, diagnostics). On a terminal the output is coloured by destination
+(diagnostics, segment boundaries, and ``decoded "…"`` for text the decoder passed on that
+gave the client nothing at that token: a tool envelope, template newlines, text held back). On a terminal the output is coloured by destination
 (reasoning, content, tool arguments, built-in tools; diagnostics red) with ``rich`` (the
 ``explain`` extra); piped, with ``color=False`` or without ``rich`` it is the same table as
 plain fixed-width text, without escape codes.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import unicodedata
 from typing import TextIO
 
-from .explain import EndTrace, Output, Row, TokenTrace, Trace, fold
+from .rows import EndTrace, Output, Row, TokenTrace, Trace, fold
 
 __all__ = ["COLUMNS", "render", "row_cells"]
 
@@ -99,7 +100,7 @@ def _notes(item: TokenTrace | EndTrace, tokens: list[TokenTrace]) -> list[tuple[
     if any(t.partial_utf8 for t in tokens) and len(tokens) == 1:
         notes.append(("partial UTF-8", "quiet"))
     if not item.out and item.decoded and len(tokens) <= 1:
-        notes.append((f"held {quote(item.decoded)}", "quiet"))
+        notes.append((f"decoded {quote(item.decoded)}", "quiet"))
     return notes
 
 
@@ -119,7 +120,7 @@ def row_cells(row: Row) -> dict[str, list[tuple[str, str | None]]]:
     segment = " ".join(x for x in (first.channel, first.recipient and f"to={first.recipient}") if x)
     notes = _notes(first, tokens) if len(tokens) == 1 else []
     if len(tokens) > 1 and not out and any(t.decoded for t in tokens):
-        notes.append((f"held {quote(''.join(t.decoded for t in tokens))}", "quiet"))
+        notes.append((f"decoded {quote(''.join(t.decoded for t in tokens))}", "quiet"))
     return {
         "step": [(steps, "quiet")],
         "pos": [(str(first.pos) if len(tokens) == 1 else f"{first.pos}-{last.pos}", None)],
