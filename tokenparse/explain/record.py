@@ -94,7 +94,7 @@ def trace(
     as given, and ``Trace.difference`` says how the two outcomes differ (``None``: they do
     not), so a trace never silently shows something ``decode`` would not do.
     """
-    given = [list(step) for step in steps]
+    given = [[_plain_int(t) for t in step] for step in steps]
     observer = TraceObserver()
     parser = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds(),
                     observer=observer)
@@ -246,7 +246,7 @@ def describe_token(table: Any, token_id: Any) -> tuple[str, str, bytes | None]:
     characters on their own, the bytes with the incomplete ones escaped (``\\xe6``).
     """
     if type(token_id) is not int:
-        return "invalid", repr(token_id), None
+        return "invalid", "", None
     literal = table.literals.get(token_id)
     if literal is not None:
         return "special", literal, None
@@ -254,3 +254,10 @@ def describe_token(table: Any, token_id: Any) -> tuple[str, str, bytes | None]:
         return "invalid", "", None
     data = table.pieces[token_id]
     return "text", data.decode("utf-8", "backslashreplace"), data
+
+
+def _plain_int(token_id: Any) -> Any:
+    """A NumPy (or other ``__index__``) integer as the int the parser reads it as."""
+    if type(token_id) is int or isinstance(token_id, (bool, float, str, bytes)) or not hasattr(token_id, "__index__"):
+        return token_id
+    return token_id.__index__()

@@ -63,7 +63,8 @@ class TokenTrace:
         return (self.out[0].to, self.out[0].index) if len(self.out) == 1 else None
 
     def to_json(self) -> dict:
-        data: dict[str, Any] = {"pos": self.pos, "id": self.id, "piece": self.piece, "step": self.step}
+        token_id = self.id if type(self.id) is int else repr(self.id)  # an invalid "ID" (API only)
+        data: dict[str, Any] = {"pos": self.pos, "id": token_id, "piece": self.piece, "step": self.step}
         if self.step_start:
             data["step_start"] = True
         if self.kind != "text":

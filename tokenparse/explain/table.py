@@ -4,12 +4,13 @@ One row per token, or per run of ordinary tokens that fold together (see
 :func:`tokenparse.explain.fold`): engine step, position, ID, piece, the state the token was
 read in, its segment (channel and recipient), what the client got from it, and notes
 (diagnostics, segment boundaries, and ``decoded "…"`` for text the decoder passed on that
-gave the client nothing at that token: a tool envelope, template newlines, text held back). On a terminal the output is coloured by destination
-(reasoning, content, tool arguments, built-in tools; diagnostics red) with ``rich`` (the
-``explain`` extra); piped, with ``color=False`` or without ``rich`` it is the same table as
-plain fixed-width text, without escape codes.
-Model text is shown quoted, with control and format characters escaped, so a completion
-cannot write to the terminal.
+gave the client nothing at that token: a tool envelope, template newlines, held text).
+
+On a terminal the output is coloured by destination (reasoning, content, tool arguments,
+built-in tools; diagnostics red) with ``rich`` (the ``explain`` extra); piped, with
+``color=False`` or without ``rich`` it is the same table as plain fixed-width text, without
+escape codes. Model text is shown quoted, with control and format characters escaped, so a
+completion cannot write to the terminal.
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", '"': '\\"'}
 
 def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
     """``text`` in double quotes, control/format characters escaped, cut at ``limit``."""
+    return f'"{_escaped(text, limit)}"'
+
+
+def _escaped(text: str, limit: int | None = None) -> str:
     out = []
     for ch in text:
         escaped = _ESCAPES.get(ch)
@@ -52,15 +57,15 @@ def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
     body = "".join(out)
     if limit is not None and len(body) > limit:
         body = body[: limit - 1] + "…"
-    return f'"{body}"'
+    return body
 
 
 def _piece(row: Row) -> tuple[str, str | None]:
     tokens = row.tokens
     first = tokens[0]
     if len(tokens) == 1:
-        if first.kind == "special":
-            return first.piece, "special"
+        if first.kind == "special":  # a literal from the tokenizer: escaped all the same
+            return _escaped(first.piece.replace("\\", "\\\\")), "special"
         if first.kind == "invalid":
             return "(invalid ID)", "diagnostic"
         if first.partial_utf8:
