@@ -162,10 +162,13 @@ class _CallIds:
 
 
 def _outcome(parser: Parser, error: TokenParseError | None) -> dict:
+    # Positions are left out: a problem a layer finds without knowing its token is placed by
+    # the parser at the token being read, which for a whole engine step means the step's
+    # last token; fed one ID at a time, the trace has the exact one.
     return {
         "message": parser.result().model_dump(mode="json"),
-        "diagnostics": [(d.code, d.position, d.text) for d in parser.diagnostics],
-        "error": None if error is None else (error.code, error.position),
+        "diagnostics": [(d.code, d.text) for d in parser.diagnostics],
+        "error": None if error is None else error.code,
     }
 
 
