@@ -149,7 +149,9 @@ def _end_cells(end: EndTrace) -> dict[str, list[tuple[str, str | None]]]:
 def _title(trace: Trace) -> str:
     steps = f" in {trace.steps} engine steps" if trace.steps > 1 else ""
     prompt = f", after a {trace.prompt_tokens}-token prompt" if trace.prompt_tokens else ""
-    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}"
+    opened = [e for e in trace.start_events if e[0] == "open"]
+    segment = f" ({' to='.join(x for x in opened[-1][1:3] if x)})" if opened and any(opened[-1][1:3]) else ""
+    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}{segment}"
 
 
 def render(
