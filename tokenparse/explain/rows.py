@@ -5,6 +5,28 @@ and the JSON show as one line: one token, or a run of ordinary tokens with the s
 segment and destination (:func:`fold`). :func:`json_lines` writes rows in one form whether
 folded or not (a folded row lists its tokens with all their fields), and :func:`expand`
 undoes the folding on that form.
+
+JSON lines (version :data:`FORMAT_VERSION`), one object each:
+
+``{"kind": "start", "version", "model", "state", "token_count", "steps", "prompt_tokens"[, "events"]}``
+    ``state``: the decoder state before the first token; ``events``: segment calls the
+    prompt caused (a prefilled message body opens its segment).
+``{"kind": "tokens", "pos", "count", "state", "channel", "recipient", "tokens": [...]}``
+    One row: ``count`` tokens from ``pos``, all read in ``state`` and belonging to the
+    segment ``channel``/``recipient``. Each token: ``pos``, ``id``, ``piece``, ``step``
+    (engine step index); ``step_start`` (first token of its step), ``kind`` (``special`` or
+    ``invalid``; absent: ordinary text), ``partial_utf8`` with ``bytes`` (hex), when
+    present; ``out``: what the client got, ``[{"to", "text"[, "index", "name", "begin"]}]``
+    with ``to`` one of ``reasoning``, ``content``, ``tool``, ``builtin``; and when present
+    ``decoded`` (the text the decoder passed on, if it is not what ``out`` carries),
+    ``events`` (``["open", channel, recipient, content_type, pos]``, ``["close", end,
+    pos]``, ``["marker", role, pos]``), ``diagnostics`` (``code``, ``message``,
+    ``position``[, ``text``]) and ``error`` (strict mode: ``code``, ``message``,
+    ``position``).
+``{"kind": "end", "pos", "state", "finish_reason", "out", ..., "same_as_steps"}``
+    What ``finish()`` did (same optional fields as a token); ``same_as_steps`` is false,
+    with a ``difference``, if a parser fed the engine steps as given disagreed (a bug to
+    report); ``stopped`` instead of the rest when a strict-mode error ended the stream.
 """
 from __future__ import annotations
 
