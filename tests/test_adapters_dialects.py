@@ -191,6 +191,8 @@ def _more_examples():
         "intern-s1": (think + PREAMBLE + action, ["<think>", "</think>", *action_tags], True),
         "granite-20b-fc": (PREAMBLE + "".join(f" <function_call> {e}" for e in envelopes(sep="\0").split("\0")), [],
                            False),
+        "granite4": (PREAMBLE + "".join(f"<tool_call>{e}</tool_call>" for e in envelopes(sep="\0").split("\0")),
+                     ["<tool_call>", "</tool_call>"], False),
         "granite-3": (f"{PREAMBLE}<|tool_call|>[{envelopes(sep=', ')}]", ["<|tool_call|>"], False),
         "phi-4-mini": (f"{PREAMBLE} functools[{envelopes(sep=', ')}]", [], False),
         "cohere-command": (f"<|START_THINKING|>{REASONING}<|END_THINKING|>{PREAMBLE}<|START_ACTION|>["

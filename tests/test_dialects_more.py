@@ -84,6 +84,8 @@ ROWS = [
         f"<think>Plan.</think>Sure.<|action_start|><|plugin|>\n{WEATHER_PARAMS}<|action_end|>", "Plan.", "Sure.",
         [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"),
         block=f"<|action_start|><|plugin|>{WEATHER_PARAMS}<|action_end|>"),
+    Row("granite4", "placeholder", ("<tool_call>", "</tool_call>"), f"Sure.<tool_call>\n{WEATHER}\n</tool_call>",
+        None, "Sure.", [("get_weather", {"location": "Paris"})]),
     Row("granite-20b-fc", "text", (),
         f'Sure. <function_call> {WEATHER} <function_call> {{"name": "get_time", "arguments": {{}}}}', None, "Sure. ",
         [("get_weather", {"location": "Paris"}), ("get_time", {})]),

@@ -39,6 +39,7 @@ VLLM_PARSER = {
     "internlm2": "internlm",
     "granite-20b-fc": "granite-20b-fc",
     "granite-3": "granite",
+    "granite4": "granite4",
     "phi-4-mini": "phi4_mini_json",
     "llama4-pythonic": "llama4_pythonic",
     "pythonic": "pythonic",
@@ -136,3 +137,36 @@ def test_same_calls_as_vllm(row, vllm_results):
     else:
         assert _strip(ours.content) == _strip(theirs["content"])
 
+
+
+_NAMES_SCRIPT = r"""
+import json
+from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
+
+def names(manager):
+    out = set()
+    for attr in ("tool_parsers", "reasoning_parsers", "lazy_parsers"):
+        value = getattr(manager, attr, None)
+        if isinstance(value, dict):
+            out |= set(value)
+    return sorted(out)
+
+print("RESULT" + json.dumps({"tool": names(ToolParserManager), "reasoning": names(ReasoningParserManager)}))
+"""
+
+
+def test_every_vllm_parser_name_is_in_the_readme():
+    """The README's engine table (and its not-covered note) names every parser vLLM registers."""
+    import re
+
+    done = subprocess.run([_vllm_python(), "-c", _NAMES_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    registered = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("#### The serving engines' parser names"):]
+    section = section[: section.index("\n## ")]
+    named = set(re.findall(r"`([^`]+)`", section))
+    for kind in ("tool", "reasoning"):
+        assert registered[kind], kind
+        assert sorted(set(registered[kind]) - named) == [], f"vLLM {kind} parsers missing from the README"

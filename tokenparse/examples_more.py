@@ -156,6 +156,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                      "<|action_start|>": 92541, "<|im_end|>": 92542, "<|im_start|>": 92543},
         control=frozenset({"<|im_end|>", "<|im_start|>"}), vocab_size=92544,
     ),
+    "granite4": _example(
+        "Checking.<tool_call>" + _weather(_JSON) + "</tool_call>", None, "Checking.", _JSON,
+        ("<tool_call>", "</tool_call>"), special_ids=_stand_in("<tool_call>", "</tool_call>"),
+    ),
     "granite-20b-fc": _example(
         "Checking.<function_call> " + _weather(_JSON), None, "Checking.", _JSON, ("<function_call> ", ""),
         tags_are_text=True,

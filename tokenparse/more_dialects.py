@@ -65,6 +65,11 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         grammar=InternLM2Grammar, text_tags=_tags(*THINK),
         description="Intern-S1: `<think>` and InternLM2 actions",
     ),
+    "granite4": lambda: TagDialect(
+        "granite4", tool_open="<tool_call>", tool_close="</tool_call>", grammar=JsonEnvelopeGrammar,
+        text_tags=_tags("<tool_call>", "</tool_call>"),
+        description='Granite 4.0: `<tool_call>{"name", "arguments"}</tool_call>` without reasoning',
+    ),
     "granite-20b-fc": lambda: TagDialect(
         "granite-20b-fc", tool_open="<function_call>", grammar=JsonEnvelopeGrammar,
         text_tags=_tags("<function_call>"),
@@ -154,6 +159,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "internlm2": ("internlm", "internlm2.5"),
     "intern-s1": ("interns1",),
     "granite-3": ("granite",),
+    "granite4": ("granite-4",),
     "phi-4-mini": ("phi4-mini", "phi4_mini_json"),
     "cohere-command": ("command-a", "cohere_command3", "cohere_command4"),
     "llama4-json": ("llama4_json",),
