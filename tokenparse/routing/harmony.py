@@ -5,6 +5,8 @@ module decides what each message is, from its channel and recipient alone.
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..channels.harmony import HarmonyDecoder, HarmonyTokens, guarded_table, non_text_ids
@@ -114,12 +116,21 @@ class BoundHarmony:
         return HarmonyRouter(out, log)
 
 
+@dataclass(frozen=True)
 class HarmonyDialect:
+    """Declaration of the Harmony format; the options of ``tokenparse.load("gpt-oss", ...)``."""
+
+    #: a completion starts inside a header (the prompt ends with ``<|start|>assistant``)
+    start_in_header: bool = True
+    #: a header longer than this without ``<|message|>`` is cut: the rest is body text
+    max_header_tokens: int = 128
+    description: str = field(default="", compare=False)
+
     name = "harmony"
 
-    def __init__(self, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
-        self.start_in_header = start_in_header
-        self.max_header_tokens = max_header_tokens
+    def replace(self, **changes: Any) -> "HarmonyDialect":
+        """A copy with some options changed (``load(profile, **options)`` goes through here)."""
+        return dataclasses.replace(self, **changes)
 
     def bind(self, table: TokenTable) -> BoundHarmony:
         return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)
