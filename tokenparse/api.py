@@ -5,7 +5,7 @@ import dataclasses
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
-from .core import BoundDialect, DiagnosticLog
+from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
@@ -149,6 +149,8 @@ class Parser:
 
     States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
     final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
+    ``observer`` (a :class:`tokenparse.core.ParseObserver`, used by ``tokenparse explain``)
+    is given the decoder's sink to wrap; without one nothing changes.
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class Parser:
         strict: bool,
         id_factory: Any = make_call_id,
         keep_result: bool = True,
+        observer: ParseObserver | None = None,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
@@ -169,7 +172,11 @@ class Parser:
         self.keep_result = keep_result
         self._assembler = Assembler(self.tools, self._log, id_factory=id_factory, keep=keep_result)
         router = model.dialect.router(self._assembler, self._log, self.tools)
+        if observer is not None:  # tokenparse.explain: see the decoder's segment calls
+            router = observer.segment_sink(router)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        if observer is not None:
+            observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
         self._take = self._assembler.take
         self.state = _OPEN

@@ -207,6 +207,10 @@ def rechunk(steps: list[list[int]], size: int | None) -> list[list[int]]:
 
 
 def _decode(args: argparse.Namespace, out: TextIO) -> int:
+    if args.command == "explain":  # same inputs, a token-by-token trace instead of deltas
+        from .cli_explain import explain
+
+        return explain(args, out)
     import tokenparse
 
     steps = rechunk(_read_steps_file(args.input), args.chunk)
@@ -295,6 +299,9 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("--reasoning-field", default="reasoning_content", choices=("reasoning_content", "reasoning"))
     d.add_argument("--diagnostics", action="store_true", help="print recovered problems to stderr as JSON lines")
     sub.add_parser("profiles", help="list the built-in model profiles")
+    from .cli_explain import add_explain_parser
+
+    add_explain_parser(sub)
     return ap
 
 
