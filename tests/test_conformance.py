@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 import tokenparse
-from dialects_support import WEATHER_TOOLS, check_stream, encode, run, synthetic_table
+from dialects_support import WEATHER_TOOLS, check_stream, encode, run
+from registry_models import row_model
 from tokenparse.examples import Args, WorkedExample
 from tokenparse.profiles import Profile, builtin_profiles
 
@@ -87,15 +88,10 @@ class Dialect:
 def _load(row: Profile):
     example = row.example
     assert example is not None
-    if row.default_table is not None:
-        pytest.importorskip(PACKAGES.get(row.name, "tokenparse"))
-        return tokenparse.load(row.name)
-    if example.borrow_tokenizer is not None:
-        pytest.importorskip(PACKAGES.get(example.borrow_tokenizer, "tokenparse"))
-        return tokenparse.load(row.name, tokenizer=tokenparse.load(example.borrow_tokenizer).table)
-    assert example.special_ids, f"row {row.name!r} needs a tokenizer for its worked example"
-    table = synthetic_table(dict(example.special_ids), control=example.control, name=f"{row.name}-ids")
-    return tokenparse.load(row.name, tokenizer=table)
+    package = PACKAGES.get(row.name if row.default_table is not None else example.borrow_tokenizer or "")
+    if package:
+        pytest.importorskip(package)
+    return row_model(row.name)
 
 
 _LOADED: dict[str, Dialect] = {}

@@ -253,6 +253,7 @@ ROWS: tuple[Profile, ...] = (
                     "<arg_key>": 151356, "</arg_key>": 151357, "<arg_value>": 151358, "</arg_value>": 151359,
                 },
                 control=frozenset({"<|endoftext|>", "<|user|>", "<|assistant|>", "<|observation|>"}),
+                vocab_size=151552,
             ),
         )
         for name, start, aliases, description in (
@@ -275,12 +276,15 @@ ROWS: tuple[Profile, ...] = (
             call=kimi_call, block=KIMI_SECTION, block_per_call=False, think=THINK,
             # Kimi-K2's tokenizer_config.json
             special_ids={
-                "[BOS]": 163584, "[EOS]": 163585, "<|im_end|>": 163586, "<|tool_calls_section_begin|>": 163595,
+                "[BOS]": 163584, "[EOS]": 163585, "<|im_end|>": 163586, "<|im_user|>": 163587,
+                "<|im_assistant|>": 163588, "<|im_system|>": 163594, "<|tool_calls_section_begin|>": 163595,
                 "<|tool_calls_section_end|>": 163596, "<|tool_call_begin|>": 163597,
-                "<|tool_call_argument_begin|>": 163598, "<|tool_call_end|>": 163599, "<think>": 163606,
-                "</think>": 163607,
+                "<|tool_call_argument_begin|>": 163598, "<|tool_call_end|>": 163599, "<|im_middle|>": 163601,
+                "<think>": 163606, "</think>": 163607,
             },
-            control=frozenset({"[BOS]", "[EOS]", "<|im_end|>"}),
+            control=frozenset({"[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>",
+                               "<|im_middle|>"}),
+            vocab_size=163840,
         ),
     ),
     _row(
@@ -316,6 +320,7 @@ ROWS: tuple[Profile, ...] = (
             },
             control=frozenset({"<|begin_of_text|>", "<|end_of_text|>", "<|start_header_id|>", "<|end_header_id|>",
                                "<|eom_id|>", "<|eot_id|>"}),
+            vocab_size=128256,
         ),
     ),
     _row(
@@ -334,6 +339,7 @@ ROWS: tuple[Profile, ...] = (
             special_ids={"[e~[": 200020, "<think>": 200050, "</think>": 200051, "<minimax:tool_call>": 200052,
                          "</minimax:tool_call>": 200053},
             control=frozenset({"[e~["}),
+            vocab_size=200064,
         ),
     ),
 )

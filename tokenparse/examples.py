@@ -72,6 +72,8 @@ class WorkedExample:
     #: when no tokenizer is bundled or borrowed; ``control`` lists those that carry no text
     special_ids: Mapping[str, int] = field(default_factory=dict)
     control: frozenset[str] = frozenset()
+    #: the family's vocabulary size (the stand-in vocabulary is as large)
+    vocab_size: int | None = None
 
 
 # -- spellers ------------------------------------------------------------------------------
