@@ -13,6 +13,7 @@ import secrets
 from typing import Callable, Sequence
 
 from .core import DiagnosticLog
+from .errors import ToolCallError
 from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
 from .toolset import ToolSet
 
@@ -172,7 +173,7 @@ class Assembler:
             self._dropped = None
             where = self._dropped_pos if self._dropped_pos is not None else pos
             if not name.strip():
-                self._log.report("tool_call", "a call without a tool name was not emitted", where, text=name + args)
+                self._log.report(ToolCallError.code, "a call without a tool name was not emitted", where, text=name + args)
                 return
             self._log.report(
                 "unknown_tool",

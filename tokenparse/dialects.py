@@ -44,7 +44,8 @@ from .tokenizers.table import TokenTable
 from .tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
 from .tools.dsml import DsmlGrammar
 from .tools.glm import GLM_MARKER_ROLES, GlmGrammar
-from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar, MistralGrammar
+from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
+from .tools.mistral import MistralGrammar
 from .tools.kimi import KimiK2Grammar
 from .tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
 

@@ -106,8 +106,8 @@ class Diagnostic:
 
 
 _ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
-    "invalid_token": InvalidTokenError,
-    "buffer_limit": BufferLimitError,
-    "tool_call": ToolCallError,
+    InvalidTokenError.code: InvalidTokenError,
+    BufferLimitError.code: BufferLimitError,
+    ToolCallError.code: ToolCallError,
     "unknown_tool": ToolCallError,
 }

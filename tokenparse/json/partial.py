@@ -203,7 +203,7 @@ class PartialJson:
     def _build_snapshot(self) -> Any:
         scanner = self._scanner
         child: Any = _NOT_YET
-        if scanner.in_string and not scanner._string_is_key:
+        if scanner.in_string and not scanner.in_key:
             child = self._open_string_prefix()
         # Rebuild the open path innermost first; completed subtrees are shared, not copied.
         for frame in reversed(self._frames):

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from json.decoder import scanstring
-from typing import Protocol
+from typing import Callable, Protocol
 
 from ..errors import ParserStateError
 from .errors import JsonLimitError, JsonStreamError
@@ -216,9 +216,31 @@ class JsonValueScanner:
         return 0
 
     @property
+    def in_key(self) -> bool:
+        """The string being scanned is an object key."""
+        return self._string_is_key
+
+    @property
     def offset(self) -> int:
         """Characters consumed so far (up to the end of the value once it is done)."""
         return self._offset
+
+    # -- resuming after text the caller passed over -----------------------------------------
+    @property
+    def plain_string_search(self) -> Callable[..., re.Match[str] | None] | None:
+        """While inside a string with no escape pending: a search (``search(text[, pos])``)
+        for the next character the scanner must see (quote, backslash, control character);
+        otherwise ``None``. Text in which it finds nothing only extends the string, so a
+        caller on a hot path may pass it on without feeding it, then :meth:`resume_at`."""
+        return self._string_search
+
+    def resume_at(self, offset: int) -> None:
+        """Continue at stream offset ``offset``: every character between :attr:`offset` and
+        it was plain string text (see :attr:`plain_string_search`) the caller did not feed.
+        Offsets of later errors and of the value's end count those characters."""
+        if offset < self._offset:
+            raise ValueError(f"resume_at({offset}) is before the scanner's offset {self._offset}")
+        self._offset = offset
 
     # -- feeding --------------------------------------------------------------------------
     def feed(self, text: str, start: int = 0) -> int:

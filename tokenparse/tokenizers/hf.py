@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..errors import TokenizerError
-from .table import TokenTable
+from .files import read_json_file
+from .table import PlainEncoder, TokenTable
 
 __all__ = ["table_from_hf", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
 
@@ -241,18 +242,6 @@ class HFPlainEncoder:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 
 
-def read_json_file(p: Path) -> Any:
-    """The JSON value in file ``p``; an unreadable or invalid file is a :class:`TokenizerError`."""
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
-
-
 def _read_json_path(path: str | os.PathLike[str]) -> tuple[Path, Any]:
     p = Path(path)
     if p.is_dir():
@@ -297,16 +286,6 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
         "table_from_hf accepts a tokenizers.Tokenizer, a transformers tokenizer, a tokenizer.json "
         f"path or folder, or a parsed tokenizer.json dict; got {type(tokenizer).__name__}"
     )
-
-
-class _CallEncoder:
-    __slots__ = ("_tok",)
-
-    def __init__(self, tok: Any) -> None:
-        self._tok = tok
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, add_special_tokens=False))
 
 
 def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
@@ -361,5 +340,5 @@ def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
             added.setdefault(str(tokens[i]), i)
             control.add(i)
             pieces[i] = None
-    encoder = _CallEncoder(tok) if callable(getattr(tok, "encode", None)) else None
+    encoder = PlainEncoder(tok, add_special_tokens=False) if callable(getattr(tok, "encode", None)) else None
     return TokenTable(pieces, added, control, name=tname, encoder=encoder)

@@ -20,7 +20,8 @@ from .harmony import (
     o200k_locations,
     table_from_harmony,
 )
-from .hf import HFPlainEncoder, read_json_file, table_from_hf, table_from_tokenizer_json
+from .files import read_json_file
+from .hf import HFPlainEncoder, table_from_hf, table_from_tokenizer_json
 from .presets import deepseek_v4_table, qwen_table
 from .table import TokenTable
 from .tekken import _table_from_tekken_json, table_from_tekken

@@ -83,6 +83,7 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from .shared import DIAG
 
 __all__ = ["XmlSyntax", "XmlPayloadGrammar", "typed_json_text"]
 
@@ -107,7 +108,6 @@ TO_KEY = "key"  # the terminator was itself a parameter-open tag (GLM ``name<arg
 _TYPED = frozenset(("number", "integer", "boolean", "object", "array", "null"))
 #: Python literal spellings that chat templates render with ``| string``
 _PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
-_DIAG = "tool_call"
 
 
 def _reject_constant(name: str) -> Any:
@@ -612,7 +612,7 @@ class XmlPayloadGrammar:
             self._report(reason, text)
 
     def _report(self, message: str, text: str | None) -> None:
-        self._log.report(_DIAG, message, self._last_pos, text)
+        self._log.report(DIAG, message, self._last_pos, text)
 
 
 class _SyntaxTables:

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
+from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
 
