@@ -18,7 +18,7 @@ if False:  # pragma: no cover - typing only
 __all__ = ["load", "Model", "Parser"]
 
 
-def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model":
+def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...).
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
@@ -67,7 +67,7 @@ class Model:
         strict: bool = False,
         id_factory: Any = make_call_id,
         keep_result: bool = True,
-    ) -> "Parser":
+    ) -> Parser:
         """A new parser for one response. Never share a parser between responses.
 
         ``keep_result=False``: the parser does not keep the complete message (content,
@@ -208,7 +208,7 @@ class Parser:
             self._decode_step(ids)
         except TokenParseError as error:
             self.state = _ERROR
-            raise error.located(self._position(len(ids)))
+            raise error.located(self._position(len(ids)))  # noqa: B904  # the same error, now with its position
         if len(self._log_items) != reported:
             self._locate_diagnostics(reported, self._position(len(ids)))
             ids = _int_ids(ids)
@@ -245,7 +245,7 @@ class Parser:
             self._assembler.finish()
         except TokenParseError as error:
             self.state = _ERROR
-            raise error.located(self._position(0))
+            raise error.located(self._position(0))  # noqa: B904  # the same error, now with its position
         if len(self._log_items) != reported:
             self._locate_diagnostics(reported, self._position(0))
         self.state = _FINISHED
@@ -264,7 +264,7 @@ class Parser:
 
     # -- streaming JSON views ----------------------------------------------------------------
 
-    def tool_call_json(self, index: int) -> "PartialJson":
+    def tool_call_json(self, index: int) -> PartialJson:
         """A :class:`tokenparse.json.PartialJson` over tool call ``index``'s arguments so far.
 
         Brought up to date on each call (only the new fragments are read, so polling after
@@ -278,13 +278,13 @@ class Parser:
         parts, ended = self._assembler.argument_parts(index)
         return self._sync_json(("call", index), parts, ended)
 
-    def content_json(self) -> "PartialJson":
+    def content_json(self) -> PartialJson:
         """The same view over the response content, for structured (JSON) output."""
         if not self.keep_result:
             raise ParserStateError("content_json() on a parser made with keep_result=False")
         return self._sync_json("content", self._assembler.content_parts(), self.state is _FINISHED)
 
-    def _sync_json(self, key: object, parts: list[str], ended: bool) -> "PartialJson":
+    def _sync_json(self, key: object, parts: list[str], ended: bool) -> PartialJson:
         from .json import PartialJson
 
         entry = self._json_readers.get(key)

@@ -23,8 +23,9 @@ Options of ``tokenparse.load(profile, **options)`` for the text-tag rows:
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
+from .core import Dialect
 from .examples import (
     WorkedExample,
     deepseek_fenced_call,
@@ -45,8 +46,8 @@ from .tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
 from .tools.dsml import DsmlGrammar
 from .tools.glm import GLM_MARKER_ROLES, GlmGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
-from .tools.mistral import MistralGrammar
 from .tools.kimi import KimiK2Grammar
+from .tools.mistral import MistralGrammar
 from .tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
 
 __all__ = ["ROWS", "DIALECTS", "dialect", "dialect_names"]
@@ -103,7 +104,10 @@ def _tekken_table() -> TokenTable:
 
 def _row(declaration: TagDialect | HarmonyDialect, **fields: Any) -> Profile:
     """A registry row; ``load(name, **options)`` applies the options to the declaration."""
-    return Profile(name=fields.pop("name", declaration.name), dialect=declaration.replace,
+    # the declarations satisfy ``core.Dialect`` structurally; their frozen ``name`` field is
+    # read-only, which the protocol's plain attribute does not express
+    factory = cast("Callable[..., Dialect]", declaration.replace)
+    return Profile(name=fields.pop("name", declaration.name), dialect=factory,
                    description=declaration.description, **fields)
 
 

@@ -35,7 +35,7 @@ class TokenParseError(Exception):
         where = f" at token {position}" if position is not None else ""
         super().__init__(f"{message}{where}")
 
-    def located(self, position: int) -> "TokenParseError":
+    def located(self, position: int) -> TokenParseError:
         """This error with ``position`` filled in when the layer that raised it did not know
         it (payload grammars see text, not tokens: the parser adds the token being read)."""
         if self.position is None:

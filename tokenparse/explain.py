@@ -315,7 +315,7 @@ def _outcome(parser: Parser, error: TokenParseError | None) -> dict:
     }
 
 
-def _outcome_of_steps(parser: Parser, steps: list[list[int]], finish_reason: str) -> dict:
+def _outcome_of_steps(parser: Parser, steps: Sequence[Sequence[int]], finish_reason: str) -> dict:
     error = None
     try:
         for step in steps:

@@ -27,7 +27,7 @@ class Profile:
     description: str = ""
     aliases: tuple[str, ...] = field(default=())
     #: one response in the dialect's spelling; the conformance suite runs on it
-    example: "WorkedExample | None" = field(default=None, compare=False)
+    example: WorkedExample | None = field(default=None, compare=False)
 
 
 _PROFILES: dict[str, Profile] = {}

@@ -58,7 +58,7 @@ class HarmonyTokens:
     call: int
 
     @classmethod
-    def resolve(cls, table: TokenTable) -> "HarmonyTokens":
+    def resolve(cls, table: TokenTable) -> HarmonyTokens:
         wanted = {
             "start": "<|start|>",
             "end": "<|end|>",
@@ -174,7 +174,7 @@ class HarmonyDecoder:
                         pass
             else:
                 try:
-                    data = b"".join(map(self._piece_at, token_ids))
+                    data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
                 except (TypeError, IndexError):
                     pass
             if data is not None:
@@ -225,7 +225,7 @@ class HarmonyDecoder:
         try:
             # objects with __index__ (numpy integers) index like the int they stand for;
             # floats, strings and None raise TypeError; unassigned IDs have a None piece
-            data = b"".join(map(self._piece_at, token_ids))
+            data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
         except (IndexError, TypeError):
             self._ordinary_checked(token_ids)
             return
@@ -378,7 +378,7 @@ class HarmonyDecoder:
         self._returned = end == "return"
 
     def _on_invalid_or_stray(self, token_id: object) -> None:
-        literal = self._table.literals.get(token_id) if type(token_id) is int else None  # type: ignore[arg-type]
+        literal = self._table.literals.get(token_id) if type(token_id) is int else None
         if literal is not None:
             # a reserved or unrelated special token: keep its literal in the diagnostic
             self._log.report("stray_special", f"unexpected special token {literal}", self.pos, text=literal)

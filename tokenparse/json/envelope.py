@@ -82,7 +82,7 @@ class CallEnd:
 EnvelopeEvent = CallBegin | CallArgs | CallEnd
 
 _new_object = object.__new__
-_set_call_args_text = CallArgs.text.__set__  # type: ignore[attr-defined]
+_set_call_args_text = CallArgs.text.__set__  # type: ignore[attr-defined,misc]  # the slot descriptor
 
 # Reader states, named for what comes next.
 _START = 0  # '{', or '[' when arrays are allowed
@@ -384,7 +384,7 @@ class EnvelopeReader:
             self._take_tail()
         if end < 0:
             if self._streaming is scanner:
-                self._plain_string_search = scanner.plain_string_search
+                self._plain_string_search = scanner.plain_string_search  # type: ignore[union-attr]
             return stop
         self._end_streaming()
         self._state = _AFTER_MEMBER

@@ -37,7 +37,7 @@ States (``_state``), named for what the next significant character must be:
 from __future__ import annotations
 
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
 from typing import Callable, Protocol
 
 from ..errors import ParserStateError
@@ -180,7 +180,7 @@ class JsonValueScanner:
         self._raw: list[str] | None = [] if _sink is not None else None
         # ``_stop.search`` while the scan is inside a string with no escape pending, else
         # None: the one test the hot path needs. (EnvelopeReader reads it too.)
-        self._string_search = None
+        self._string_search: Callable[..., re.Match[str] | None] | None = None
 
     # -- public state -------------------------------------------------------------------
     @property
@@ -315,7 +315,7 @@ class JsonValueScanner:
                     continue
 
                 if state == _IN_NUMBER:
-                    tail_end = _NUMBER_TAIL.match(text, i).end()
+                    tail_end = _NUMBER_TAIL.match(text, i).end()  # type: ignore[union-attr]  # matches ""
                     if tail_end > i:
                         self._scalar.append(text[i:tail_end])
                         self._scalar_chars += tail_end - i
@@ -517,7 +517,7 @@ class JsonValueScanner:
     def _resume_literal(self, text: str, i: int, n: int) -> tuple[int, bool]:
         """Continue a literal cut by the previous chunk; return (index, complete)."""
         held = self._scalar[0]
-        letters = text[i:_LETTERS.match(text, i).end()]
+        letters = text[i:_LETTERS.match(text, i).end()]  # type: ignore[union-attr]  # matches ""
         word = held + letters
         for literal in _LITERALS:
             if word.startswith(literal):
@@ -561,7 +561,7 @@ def _invalid_escape(escape: str) -> str:
     """Message for a bad escape, quoting it up to its first bad character (so the message
     does not depend on how much text followed in the same chunk)."""
     if escape[1:2] == "u":
-        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]
+        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]  # type: ignore[union-attr]  # matches ""
     return f"invalid escape {escape[:6]!r}"
 
 

@@ -128,7 +128,7 @@ class HarmonyDialect:
 
     name = "harmony"
 
-    def replace(self, **changes: Any) -> "HarmonyDialect":
+    def replace(self, **changes: Any) -> HarmonyDialect:
         """A copy with some options changed (``load(profile, **options)`` goes through here)."""
         return dataclasses.replace(self, **changes)
 

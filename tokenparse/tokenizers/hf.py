@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..errors import TokenizerError
 from .files import read_json_file
-from .table import PlainEncoder, TokenTable
+from .table import PlainEncoder, TextEncoder, TokenTable
 
 __all__ = ["table_from_hf", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
 
@@ -123,7 +123,7 @@ def _detect_decoding(spec: Mapping[str, Any], source: str) -> _Decoding:
     bad = types & _UNSUPPORTED_DECODERS
     if bad:
         raise TokenizerError(
-            f"{source}: decoder {sorted(bad)[0]} makes a token's text depend on its neighbours; "
+            f"{source}: decoder {sorted(map(str, bad))[0]} makes a token's text depend on its neighbours; "
             "supported are byte-level BPE (ByteLevel) and SentencePiece-style (Metaspace/Replace '▁', ByteFallback)"
         )
     if "ByteLevel" in types:
@@ -168,7 +168,7 @@ def _model_vocab(model: Mapping[str, Any], source: str) -> Iterable[tuple[str, i
 
 
 def table_from_tokenizer_json(
-    spec: Mapping[str, Any], *, name: str = "", encoder: object | None = None, source: str | None = None
+    spec: Mapping[str, Any], *, name: str = "", encoder: TextEncoder | None = None, source: str | None = None
 ) -> TokenTable:
     """Table from a parsed ``tokenizer.json``.
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import TokenizerError
+from .files import read_json_file
 from .harmony import (
     ensure_o200k_dir,
     find_o200k_base,
@@ -20,7 +21,6 @@ from .harmony import (
     o200k_locations,
     table_from_harmony,
 )
-from .files import read_json_file
 from .hf import HFPlainEncoder, table_from_hf, table_from_tokenizer_json
 from .presets import deepseek_v4_table, qwen_table
 from .table import TokenTable

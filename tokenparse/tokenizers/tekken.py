@@ -99,7 +99,8 @@ def _table_from_tekken_json(data: Mapping[str, Any], name: str, source: str) -> 
         raise TokenizerError(f"{source}: malformed vocab entry ({exc})") from None
     if entries and (entries[0].get("rank") != 0 or entries[-1].get("rank") != inner - 1):
         raise TokenizerError(f"{source}: vocab ranks are not 0..{inner - 1} in order")
-    pieces: list[bytes | None] = [None] * num_special + ranks
+    pieces: list[bytes | None] = [None] * num_special
+    pieces += ranks
     pattern = config.get("pattern")
     encoder = LazyTiktokenEncoder(name, pattern, ranks, offset=num_special) if pattern else None
     return TokenTable(pieces, added, range(num_special), name=name, encoder=encoder)
@@ -117,7 +118,8 @@ def _table_from_tekkenizer(tok: Any, name: str | None) -> TokenTable:
     num_special = int(tok.num_special_tokens)
     ranks = _ranks_list(ranks_map)
     added = _specials_with_filler([(int(t["rank"]), str(t["token_str"])) for t in specials], num_special, repr(tok))
-    pieces: list[bytes | None] = [None] * num_special + ranks
+    pieces: list[bytes | None] = [None] * num_special
+    pieces += ranks
     tname = name or str(getattr(tok, "_file_path", None) and Path(tok._file_path).stem or "tekken")
     return TokenTable(pieces, added, range(num_special), name=tname, encoder=PlainEncoder(tok, bos=False, eos=False))
 

@@ -17,7 +17,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from ..errors import TokenizerError
 from .files import FileKey, file_key, gunzip, read_bytes
-from .table import PlainEncoder, TokenTable
+from .table import PlainEncoder, TextEncoder, TokenTable
 
 __all__ = [
     "read_tiktoken_file",
@@ -160,7 +160,7 @@ class LazyTiktokenEncoder:
         if self.normalize:
             import unicodedata
 
-            text = unicodedata.normalize(self.normalize, text)
+            text = unicodedata.normalize(self.normalize, text)  # type: ignore[arg-type]  # checked by unicodedata
         ids = self.encoding.encode_ordinary(text)
         if self.offset:
             off = self.offset
@@ -181,7 +181,7 @@ def table_from_ranks(
     *,
     control: Collection[str] | None = None,
     name: str = "",
-    encoder: object | None = None,
+    encoder: TextEncoder | None = None,
     vocab_size: int | None = None,
 ) -> TokenTable:
     """Build a table from ordinary ``ranks`` (``ranks[id]`` = bytes) plus special tokens.
@@ -283,7 +283,7 @@ def table_from_tiktoken(enc: Any, *, control: Collection[str] | None = None, nam
 
 
 def _ranks_list(ranks_map: Mapping[bytes, int]) -> list[bytes | None]:
-    keys = list(ranks_map)
+    keys: list[bytes | None] = list(ranks_map)
     values = list(ranks_map.values())
     if values == list(range(len(values))):
         return keys

@@ -124,10 +124,10 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 self._start_args()
             elif state == _TAIL and not self._tail_dirty:
                 # the closing fence; anything else up to the end marker is reported
-                j = _TAIL_TEXT.match(text, i).end()  # type: ignore[union-attr]
-                if j < n:
+                tail_end = _TAIL_TEXT.match(text, i).end()  # type: ignore[union-attr]  # matches ""
+                if tail_end < n:
                     self._tail_dirty = True
-                    self._stray.append(text[j:])
+                    self._stray.append(text[tail_end:])
                 return
             else:  # BETWEEN, SKIP, or _TAIL after stray text: kept whole (whitespace
                 # included, so the report is the same however the text was chunked)
