@@ -112,3 +112,23 @@ def test_the_checker_sees_a_violation(tmp_path):
     assert layer_of("tokenparse.profiles") > layer_of("tokenparse.tools.glm")
     imports = imports_of(PACKAGE / "routing" / "tags.py")
     assert any(target == "tokenparse.channels.tags" for _, target in imports)
+
+
+def test_readme_layout_matches_the_tree():
+    """The README's Layout lists every module (packages' ``__init__`` aside) and nothing else."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Layout") :]
+    block = section[section.index("```") + 3 :]
+    block = block[: block.index("```")]
+    listed = {line.split()[0] for line in block.splitlines() if line.strip()}
+    listed_dirs = {entry for entry in listed if entry.endswith("/")}
+    actual = {
+        str(p.relative_to(PACKAGE.parent))
+        for p in MODULES
+        if p.name not in ("__init__.py", "__main__.py") and not any(str(p.relative_to(PACKAGE.parent)).startswith(d) for d in listed_dirs)
+    }
+    assert sorted(actual - listed) == [], "modules missing from the README's Layout"
+    stale = sorted(e for e in listed - actual - listed_dirs)
+    assert stale == [], "Layout entries that are not modules"
+    for directory in listed_dirs:
+        assert (PACKAGE.parent / directory).is_dir(), directory

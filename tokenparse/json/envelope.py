@@ -43,6 +43,9 @@ Problems that do not stop reading (a repeated key, scalar arguments, a missing n
 recorded and reading continues. Raw control characters inside strings are accepted in
 lenient mode, as ``json.loads(strict=False)`` does. With ``strict=True`` every problem
 raises :class:`~tokenparse.json.JsonStreamError`.
+
+Size: one envelope state machine with its fast path and its error recovery; they share the
+held-tail bookkeeping, so splitting them would put one buffer under two owners.
 """
 from __future__ import annotations
 

@@ -33,6 +33,10 @@ States (``_state``), named for what the next significant character must be:
 ``_DONE``                   the value is complete; ``feed`` is refused
 ``_FAILED``                 an error was raised; ``feed`` is refused
 ==========================  ===========================================================
+
+Size: one lexical state machine whose inner loop (``_scan``) must stay in one function for
+speed (local variables, no calls per character); the states and their rules above are the
+reading guide.
 """
 from __future__ import annotations
 

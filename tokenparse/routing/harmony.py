@@ -9,7 +9,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..channels.harmony import HarmonyDecoder, HarmonyTokens, guarded_table, non_text_ids
+from ..channels.harmony import HarmonyDecoder
+from ..channels.harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 from ..core import DiagnosticLog, MessageSink, SegmentSink
 from ..tokenizers.table import TokenTable
 

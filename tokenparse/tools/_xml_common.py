@@ -73,6 +73,10 @@ Recovery (lenient; each case records a diagnostic with code ``tool_call``, which
 Cost: every state consumes all received text except the held-back tag prefix, so the buffer
 never grows beyond one tag; tag search uses ``str.find`` from a cursor, remembering per tag
 where it was last found, so each character is examined a bounded number of times.
+
+Size: the one state machine of every XML-style format; its handlers are the transitions of
+the table above and read best next to each other. Tag spellings and value rules that need
+no state are in :mod:`.xml_syntax`.
 """
 from __future__ import annotations
 
