@@ -279,6 +279,25 @@ def test_piped_output_has_no_escape_codes(cases, name, monkeypatch):
     assert "\x1b[" in coloured  # the check above can fail: the same rows coloured
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_on_a_terminal_unless_no_color(cases, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    case = cases["deepseek-v4-malformed"]
+    terminal = _Terminal()
+    assert main(["explain", *_args(case)], out=terminal) == 0
+    assert "\x1b[" in terminal.getvalue()
+    for argv, env in (([], "1"), (["--no-color"], None)):
+        if env:
+            monkeypatch.setenv("NO_COLOR", env)
+        terminal = _Terminal()
+        assert main(["explain", *_args(case), *argv], out=terminal) == 0
+        assert "\x1b" not in terminal.getvalue()
+
+
 def test_model_text_cannot_write_to_the_terminal(tmp_path, encode_harmony, encode_plain, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # coloured output fits the terminal: make it wide enough
     ids = encode_harmony("<|channel|>final<|message|>") + encode_plain("red\x1b[31m\u202e!") + encode_harmony("<|end|>")

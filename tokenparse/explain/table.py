@@ -14,6 +14,7 @@ completion cannot write to the terminal.
 """
 from __future__ import annotations
 
+import os
 import unicodedata
 from typing import TextIO
 
@@ -159,12 +160,12 @@ def render(
 ) -> None:
     """Write the table for ``trace`` to ``out``.
 
-    ``color=None``: colour when ``out`` is a terminal. ``width``: fit the table into that
+    ``color=None``: colour when ``out`` is a terminal and ``NO_COLOR`` is not set. ``width``: fit the table into that
     many columns (default: the terminal's width when colouring, otherwise no limit).
     """
-    if color is None:
+    if color is None:  # a terminal, unless NO_COLOR (https://no-color.org) says otherwise
         isatty = getattr(out, "isatty", None)
-        color = bool(isatty and isatty())
+        color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
     rows = [row_cells(row) for row in fold(trace.tokens, all_tokens=all_tokens)]
     if trace.end is not None:
         rows.append(_end_cells(trace.end))
