@@ -23,7 +23,7 @@ from .rows import EndTrace, Output, Row, TokenTrace, Trace, fold
 __all__ = ["COLUMNS", "render", "row_cells"]
 
 COLUMNS = ("step", "pos", "id", "piece", "state", "segment", "output", "notes")
-#: longest text shown in a cell of a folded row (``--all`` shows every token on its own)
+#: widest text (terminal columns) shown in a cell of a folded row (``--all`` shows every token)
 MAX_CELL_CHARS = 48
 
 #: style per destination, and for diagnostics and structure
@@ -56,9 +56,19 @@ def _escaped(text: str, limit: int | None = None) -> str:
             escaped = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
         out.append(ch if escaped is None else escaped)
     body = "".join(out)
-    if limit is not None and len(body) > limit:
-        body = body[: limit - 1] + "…"
+    if limit is not None and _cells(body) > limit:  # cut by terminal columns, not characters
+        body = _cut(body, limit - 1) + "…"
     return body
+
+
+def _cut(text: str, width: int) -> str:
+    """The longest start of ``text`` that fits in ``width`` terminal columns."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += _cells(ch)
+        if used > width:
+            return text[:i]
+    return text
 
 
 def _piece(row: Row) -> tuple[str, str | None]:
@@ -251,12 +261,7 @@ def _fit(parts: list[tuple[str, str | None]], width: int) -> list[tuple[str, str
             out.append((text, style))
             room -= size
             continue
-        kept = ""
-        for ch in text:
-            if _cells(kept + ch) > room - 1:
-                break
-            kept += ch
-        out.append((kept + "…", style))
+        out.append((_cut(text, room - 1) + "…", style))
         break
     return out
 
