@@ -15,6 +15,7 @@ from .errors import (
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
+    SnapshotError,
     TokenizerError,
     TokenParseError,
     ToolCallError,
@@ -54,4 +55,5 @@ __all__ = [
     "ToolCallError",
     "TokenizerError",
     "ParserStateError",
+    "SnapshotError",
 ]

@@ -47,7 +47,7 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model"
 class Model:
     """A tokenizer's tables bound to a dialect. Immutable; share it across requests and threads."""
 
-    __slots__ = ("name", "table", "dialect")
+    __slots__ = ("name", "table", "dialect", "__weakref__")
 
     def __init__(self, name: str, table: TokenTable, dialect: BoundDialect) -> None:
         self.name = name
@@ -65,9 +65,16 @@ class Model:
         *,
         strict: bool = False,
         id_factory: Any = make_call_id,
+        keep_message: bool = True,
     ) -> "Parser":
-        """A new parser for one response. Never share a parser between responses."""
-        return Parser(self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory)
+        """A new parser for one response. Never share a parser between responses.
+
+        ``keep_message=False``: a streaming-only parser that does not keep the complete
+        message (``result()`` is unavailable), so its memory and ``snapshot()`` size stay
+        bounded however long the stream runs.
+        """
+        return Parser(self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory,
+                      keep_message=keep_message)
 
     def parse(
         self,
@@ -84,6 +91,35 @@ class Model:
         parser.feed(token_ids)
         parser.finish(finish_reason)
         return parser.result()
+
+    def parse_batch(
+        self,
+        rows: Any,
+        tools: Any = None,
+        prompts: Any = None,
+        *,
+        tool_choice: Any = "auto",
+        strict: bool = False,
+        finish_reason: Literal["stop", "length"] = "stop",
+        workers: int | None = None,
+    ) -> list[ChatMessage]:
+        """``parse`` of many complete responses (see :mod:`tokenparse.batch`).
+
+        ``rows``: ID sequences, NumPy arrays or an Arrow list column; ``tools``: one tools
+        list for every row, or one per row; ``prompts``: per-row prompt IDs. Results are in
+        input order; a row that fails holds its exception instead of a message.
+        ``workers=N`` decodes in N processes, each loading the model once.
+        """
+        from .batch import parse_batch
+
+        return parse_batch(self, rows, tools, prompts, tool_choice=tool_choice, strict=strict,
+                           finish_reason=finish_reason, workers=workers)
+
+    def resume(self, snapshot: bytes, *, key: bytes | None = None, id_factory: Any = None) -> "Parser":
+        """A parser continuing where ``parser.snapshot()`` left off (see :mod:`tokenparse.snapshot`)."""
+        from .snapshot import resume_parser
+
+        return resume_parser(self, snapshot, key=key, id_factory=id_factory)
 
     def segments(
         self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
@@ -150,12 +186,13 @@ class Parser:
         *,
         strict: bool,
         id_factory: Any = make_call_id,
+        keep_message: bool = True,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
         self._log_items = self._log.items  # the list itself: checked after every step
         self.tools = ToolSet(tools, tool_choice)
-        self._assembler = Assembler(self.tools, self._log, id_factory=id_factory)
+        self._assembler = Assembler(self.tools, self._log, id_factory=id_factory, keep_message=keep_message)
         router = model.dialect.router(self._assembler, self._log, self.tools)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
@@ -218,7 +255,18 @@ class Parser:
 
     def result(self) -> ChatMessage:
         """The complete message so far (final once ``finish`` has been called)."""
+        self._needs_message("result()")
         return self._assembler.message(self._finish_reason)
+
+    def _needs_message(self, what: str) -> None:
+        if not self._assembler.keeps_message:
+            raise ParserStateError(f"{what} needs the complete message; this parser was made with keep_message=False")
+
+    def snapshot(self, *, key: bytes | None = None) -> bytes:
+        """This parser's state as bytes; ``model.resume(data)`` continues it (any process)."""
+        from .snapshot import snapshot_parser
+
+        return snapshot_parser(self, key=key)
 
     # -- streaming JSON views ----------------------------------------------------------------
 
@@ -231,11 +279,13 @@ class Parser:
         ``.value`` once the arguments are complete. Arguments that stop being JSON are
         recorded in ``.errors`` rather than raised. Costs nothing unless called.
         """
+        self._needs_message("tool_call_json()")
         parts, ended = self._assembler.argument_parts(index)
         return self._sync_json(("call", index), parts, ended)
 
     def content_json(self) -> "PartialJson":
         """The same view over the response content, for structured (JSON) output."""
+        self._needs_message("content_json()")
         return self._sync_json("content", self._assembler.content_parts(), self.state is _FINISHED)
 
     def _sync_json(self, key: object, parts: list[str], ended: bool) -> "PartialJson":

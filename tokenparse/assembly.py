@@ -53,6 +53,7 @@ class Assembler:
         log: DiagnosticLog,
         *,
         id_factory: Callable[[], str] = make_call_id,
+        keep_message: bool = True,
     ) -> None:
         self._tools = tools
         self._log = log
@@ -76,6 +77,10 @@ class Assembler:
         self._runs: list[tuple[int, object]] = []
         self._pending_ids: list[int] = []
         self.consumed_tokens = 0
+        # streaming only: no complete message, so memory stays bounded by the open call
+        self.keeps_message = keep_message
+        if not keep_message:
+            self._content = self._reasoning = _DISCARD  # type: ignore[assignment]
 
     # -- MessageSink -----------------------------------------------------------------------
 
@@ -149,6 +154,8 @@ class Assembler:
                 call.args.append("{}")
                 self._emit_call_part(call, "{}", first=False)
             self._call = None
+            if not self.keeps_message:  # only the count of finished calls is needed
+                (self._builtin_calls if call.builtin else self._calls)[call.index] = None  # type: ignore[call-overload]
         elif self._dropped is not None:
             name, args = self._dropped[0], "".join(self._dropped[1:])
             self._dropped = None
@@ -265,6 +272,24 @@ class Assembler:
 
     def content_parts(self) -> list[str]:
         return self._content
+
+
+class _Discarded:
+    """Stands in for the message's text lists in a parser that does not keep the message."""
+
+    __slots__ = ()
+
+    def append(self, text: str) -> None:
+        pass
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(())
+
+
+_DISCARD = _Discarded()
 
 
 # Validating a plain dict skips the Python-level ``BaseModel.__init__``; the result is the

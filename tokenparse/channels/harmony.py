@@ -103,12 +103,14 @@ class HarmonyDecoder:
         max_header_tokens: int = 128,
         header_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
+        non_text: frozenset[int] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
-        self._non_text = _non_text_ids(table, tokens)
+        # computed once per model (BoundHarmony): building it costs more than a short response
+        self._non_text = non_text if non_text is not None else _non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table
@@ -714,7 +716,8 @@ class BoundHarmony:
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
         self._header_cache: dict = {}  # shared by this model's parsers; see _parse_header
-        self._guarded_pieces = _guarded(table.pieces, _non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
+        self._non_text = _non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
+        self._guarded_pieces = _guarded(table.pieces, self._non_text)  # shared; see HarmonyDecoder
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         """A decoder for one completion.
@@ -728,7 +731,7 @@ class BoundHarmony:
         decoder = HarmonyDecoder(
             self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
-            guarded_pieces=self._guarded_pieces,
+            guarded_pieces=self._guarded_pieces, non_text=self._non_text,
         )
         if prompt_token_ids is not None and len(prompt_token_ids):
             decoder.continue_prompt(prompt_token_ids)
