@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
-from .channels.base import BoundDialect, DiagnosticLog
+from .core import BoundDialect, DiagnosticLog
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile

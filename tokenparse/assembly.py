@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from typing import Callable, Sequence
 
-from .channels.base import DiagnosticLog
+from .core import DiagnosticLog
 from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
 from .toolset import ToolSet
 

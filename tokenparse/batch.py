@@ -26,14 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
+from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage
 from .toolset import ToolSet
-
-try:  # the shared layer contracts (moving to tokenparse.core)
-    from .core import DiagnosticLog  # type: ignore[import-not-found,unused-ignore]
-except ImportError:  # pragma: no cover - before the move
-    from .channels.base import DiagnosticLog
 
 __all__ = ["RowResult", "decode_rows", "parse_batch", "rows_from", "per_row"]
 

@@ -1,4 +1,17 @@
-"""The contracts between layers.
+"""The contracts between layers: the one module every layer may import.
+
+Layers (each imports only the ones before it; ``tests/test_layers.py`` checks this)::
+
+    errors, core           shared: typed errors, sinks, the diagnostic log
+    tokenizers/            TokenTable: id -> bytes, special literal <-> id, UTF-8
+    channels/              IDs -> segments (Harmony decoder, tag decoder, literal matcher)
+    routing/               segments -> content / reasoning / tool blocks (one router per dialect)
+    tools/, json/          tool-block text -> tool-call events (payload grammars, streaming JSON)
+    assembly, toolset      events -> DeltaMessage lists and the complete message
+    profiles, dialects     the registry: one row per dialect, wiring the layers together
+    api                    load / Model / Parser
+    adapters/, cli         wire formats
+    integrations/          engine hooks
 
 A *channel decoder* turns token IDs into segment calls on a :class:`SegmentSink`; a
 *router* (one per dialect) is a ``SegmentSink`` that turns segments into message calls on a
@@ -10,11 +23,23 @@ Positions are absolute token indices into the IDs fed to one decoder (0-based).
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from ..errors import Diagnostic, TokenParseError
+from .errors import Diagnostic, TokenParseError
 
-__all__ = ["SegmentSink", "MessageSink", "ChannelDecoder", "DiagnosticLog"]
+if TYPE_CHECKING:  # the table is a value passed in; core never needs the tokenizer layer
+    from .tokenizers.table import TokenTable
+
+__all__ = [
+    "SegmentSink",
+    "MessageSink",
+    "ChannelDecoder",
+    "DiagnosticLog",
+    "PayloadGrammar",
+    "GrammarFactory",
+    "BoundDialect",
+    "Dialect",
+]
 
 
 class SegmentSink(Protocol):
@@ -114,7 +139,9 @@ class BoundDialect(Protocol):
         self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None
     ) -> ChannelDecoder: ...
 
-    def router(self, out: MessageSink, log: DiagnosticLog, tools: "ToolSet") -> SegmentSink: ...
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> SegmentSink:
+        """``tools`` is the request's :class:`~tokenparse.toolset.ToolSet` (assembly layer)."""
+        ...
 
 
 class Dialect(Protocol):
@@ -122,8 +149,8 @@ class Dialect(Protocol):
 
     def bind(self, table: "TokenTable") -> BoundDialect:
         """Resolve literals to IDs; raise ``TokenizerError`` naming any literal the table lacks."""
+        ...
 
 
-if False:  # pragma: no cover - typing only, avoids an import cycle
-    from ..tokenizers.table import TokenTable
-    from ..toolset import ToolSet
+#: builds the payload grammar of one tool block: ``factory(out, log, tools)``
+GrammarFactory = Callable[[MessageSink, DiagnosticLog, Any], PayloadGrammar]
