@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Literal, Sequence
+from typing import Any, Iterator, Literal
 
 from .assembly import Assembler, make_call_id
 from .core import DiagnosticLog
@@ -31,7 +31,7 @@ from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage
 from .toolset import ToolSet
 
-__all__ = ["RowResult", "decode_rows", "parse_batch", "rows_from", "per_row"]
+__all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row"]
 
 #: errors a row may raise without stopping the batch: protocol errors in strict mode, and
 #: input that is not token IDs (a string, floats, a null Arrow row)
@@ -226,33 +226,73 @@ def _worker_chunk(args: tuple) -> list[RowResult]:
 def _decode_in_pool(
     model: Any, ids: list[Any], shared_tools: Any, tool_rows: Any, prompt_rows: Any, workers: int, options: tuple
 ) -> list[RowResult]:
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    with WorkerPool(model, workers) as pool:
+        return pool._run(ids, shared_tools, tool_rows, prompt_rows, options)
 
-    # fork shares the loaded tables with the workers for free; elsewhere the model is
-    # pickled once per worker (its optional text encoder, used by tests only, is left out)
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
-    payload = model if method == "fork" else _portable(model)
-    # a few chunks per worker: balances rows of very different lengths, keeps pickling cheap
-    size = max(1, -(-len(ids) // (workers * 4)))
-    tasks = []
-    for start in range(0, len(ids), size):
-        stop = start + size
-        tasks.append((
-            ids[start:stop],
-            shared_tools,
-            tool_rows[start:stop] if tool_rows is not None else None,
-            prompt_rows[start:stop] if prompt_rows is not None else None,
-            options,
-            start,
-        ))
-    context = multiprocessing.get_context(method)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker,
-                             initargs=(payload,)) as pool:
+
+class WorkerPool:
+    """N processes that each hold the model, for decoding many batches (``with`` closes it).
+
+    ``pool.decode_rows(rows, tools, prompts, **options)`` takes the arguments of
+    :func:`decode_rows` (except ``workers``) and returns the same results.
+    """
+
+    def __init__(self, model: Any, workers: int) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork shares the loaded tables with the workers for free; elsewhere the model is
+        # pickled once per worker (its optional text encoder, used by tests only, is left out)
+        method = "fork" if sys.platform.startswith("linux") else "spawn"
+        payload = model if method == "fork" else _portable(model)
+        self.workers = workers
+        self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
+                                             initializer=_init_worker, initargs=(payload,))
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+    def decode_rows(
+        self,
+        rows: Any,
+        tools: Any = None,
+        prompts: Any = None,
+        *,
+        tool_choice: Any = "auto",
+        strict: bool = False,
+        finish_reason: Literal["stop", "length"] = "stop",
+        id_factory: Any = make_call_id,
+    ) -> list[RowResult]:
+        ids = rows_from(rows)
+        prompt_rows = per_row(prompts, len(ids), "prompts")
+        tool_rows = per_row(tools, len(ids), "tools") if _is_per_row_tools(tools) else None
+        shared_tools = None if tool_rows is not None else tools
+        return self._run(ids, shared_tools, tool_rows, prompt_rows, (tool_choice, strict, finish_reason, id_factory))
+
+    def _run(self, ids: list[Any], shared_tools: Any, tool_rows: Any, prompt_rows: Any, options: tuple) -> list[RowResult]:
+        # a few chunks per worker: balances rows of very different lengths, keeps pickling cheap
+        size = max(1, -(-len(ids) // (self.workers * 4)))
+        tasks = []
+        for start in range(0, len(ids), size):
+            stop = start + size
+            tasks.append((
+                ids[start:stop],
+                shared_tools,
+                tool_rows[start:stop] if tool_rows is not None else None,
+                prompt_rows[start:stop] if prompt_rows is not None else None,
+                options,
+                start,
+            ))
         out: list[RowResult] = []
-        for part in pool.map(_worker_chunk, tasks):
+        for part in self._executor.map(_worker_chunk, tasks):
             out.extend(part)
-    return out
+        return out
 
 
 def _portable(model: Any) -> Any:
@@ -289,8 +329,3 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1
-
-
-def iter_chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]

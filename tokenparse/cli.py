@@ -163,6 +163,9 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("--model-name", help="model name written into chat/responses/anthropic objects")
     d.add_argument("--reasoning-field", default="reasoning_content", choices=("reasoning_content", "reasoning"))
     d.add_argument("--diagnostics", action="store_true", help="print recovered problems to stderr as JSON lines")
+    from .cli_batch import add_batch_arguments  # decode --batch IN --out OUT
+
+    add_batch_arguments(d)
     sub.add_parser("profiles", help="list the built-in model profiles")
     return ap
 
@@ -181,6 +184,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     from .errors import TokenParseError
 
     try:
+        if getattr(args, "batch", None):
+            from .cli_batch import run_batch
+
+            return run_batch(args, out)
         return _decode(args, out)
     except (InputError, TokenParseError, OSError, KeyError, TypeError, ValueError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
