@@ -28,7 +28,7 @@ from typing import Any, Iterator, Literal
 from .assembly import Assembler, make_call_id
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
-from .messages import ChatMessage
+from .messages import ChatMessage, FunctionCall, ToolCall
 from .toolset import ToolSet
 
 __all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row"]
@@ -216,11 +216,44 @@ def _init_worker(model: Any) -> None:
     _worker_model = model
 
 
-def _worker_chunk(args: tuple) -> list[RowResult]:
+def _worker_chunk(args: tuple) -> list[tuple]:
     ids, shared_tools, tool_rows, prompt_rows, options, first_row = args
     tool_choice, strict, finish_reason, id_factory = options
-    return list(_decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
-                              tool_choice, strict, finish_reason, id_factory, first_row))
+    return [_pack(r) for r in _decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
+                                            tool_choice, strict, finish_reason, id_factory, first_row)]
+
+
+# Results cross the process boundary as plain tuples: pickling pydantic models costs more
+# than decoding a short row. The parent rebuilds the same messages without re-validating
+# (the values were validated when the worker built them).
+
+
+def _pack(result: RowResult) -> tuple:
+    diagnostics = [(d.code, d.message, d.position, d.text) for d in result.diagnostics]
+    m = result.message
+    if m is None:
+        return (None, result.error, diagnostics)
+    return ((m.content, m.reasoning, [(c.id, c.function.name, c.function.arguments) for c in m.tool_calls],
+             [(c.id, c.function.name, c.function.arguments) for c in m.builtin_tool_calls],
+             m.finish_reason, m.reasoning_tokens, m.completion_tokens), None, diagnostics)
+
+
+def _calls(packed: list[tuple]) -> list[ToolCall]:
+    return [ToolCall.model_construct(id=i, function=FunctionCall.model_construct(name=n, arguments=a))
+            for i, n, a in packed]
+
+
+def _unpack(packed: tuple) -> RowResult:
+    fields, error, diagnostics = packed
+    found = [Diagnostic(*d) for d in diagnostics]
+    if fields is None:
+        return RowResult(None, error, found)
+    content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens = fields
+    message = ChatMessage.model_construct(
+        content=content, reasoning=reasoning, tool_calls=_calls(calls), builtin_tool_calls=_calls(builtin),
+        finish_reason=finish_reason, reasoning_tokens=reasoning_tokens, completion_tokens=completion_tokens,
+    )
+    return RowResult(message, None, found)
 
 
 def _decode_in_pool(
@@ -291,7 +324,7 @@ class WorkerPool:
             ))
         out: list[RowResult] = []
         for part in self._executor.map(_worker_chunk, tasks):
-            out.extend(part)
+            out.extend(map(_unpack, part))
         return out
 
 
