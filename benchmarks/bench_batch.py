@@ -275,7 +275,7 @@ def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: Worke
 
 def bench_snapshots(runs: int) -> None:
     print("\n## Snapshot size and cost vs stream length (gpt-oss, 16 tokens per feed)\n")
-    print("| tokens fed | keep_message | snapshot bytes | snapshot µs | resume µs |")
+    print("| tokens fed | keep_result | snapshot bytes | snapshot µs | resume µs |")
     print("| ---: | :---: | ---: | ---: | ---: |")
     model = tokenparse.load("gpt-oss")
     vocab_plain = model.table.encode
@@ -285,7 +285,7 @@ def bench_snapshots(runs: int) -> None:
     for length in (1_000, 10_000, 100_000):
         ids = head + (body * (length // len(body) + 1))[:length]
         for keep in (False, True):
-            parser = model.parser(keep_message=keep)
+            parser = model.parser(keep_result=keep)
             for i in range(0, len(ids), 16):
                 parser.feed(ids[i : i + 16])
             data = parser.snapshot()

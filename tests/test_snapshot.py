@@ -166,10 +166,10 @@ def test_streaming_only_parser_keeps_no_message(examples):
     model, ids = examples["gpt-oss"]
     steps = one_token_steps(ids)
     expected, _ = uninterrupted(model, steps)
-    got, resumed, _ = resumed_at(model, steps, len(steps) // 3, keep_message=False)
+    got, resumed, _ = resumed_at(model, steps, len(steps) // 3, keep_result=False)
     assert [_dump(d) for d in got] == [_dump(d) for d in expected]
     for call in (resumed.result, resumed.content_json, lambda: resumed.tool_call_json(0)):
-        with pytest.raises(tokenparse.ParserStateError, match="keep_message=False"):
+        with pytest.raises(tokenparse.ParserStateError, match="keep_result=False"):
             call()
 
 
@@ -187,7 +187,7 @@ def test_streaming_snapshot_size_is_flat(examples, encode_harmony):
     sizes: dict[bool, list[int]] = {False: [], True: []}
     for keep in (False, True):
         for repeats in (10, 300, 3000):
-            parser = model.parser(keep_message=keep)
+            parser = model.parser(keep_result=keep)
             ids = _long_stream(model, encode_harmony, repeats)
             for i in range(0, len(ids), 16):
                 parser.feed(ids[i : i + 16])

@@ -9,7 +9,7 @@ reference and bound to the resuming process's model, which must be the same mode
 profile, tokenizer and options (checked by a fingerprint).
 
 Size: bounded by the held-back suffix, the open values, the tools and the diagnostics,
-not by the stream length, for a parser made with ``keep_message=False``. A parser that
+not by the stream length, for a parser made with ``keep_result=False``. A parser that
 keeps the complete message for ``result()`` (the default) also carries the message so far
 (content, reasoning, call arguments), which grows with the stream.
 
@@ -334,6 +334,9 @@ class _Writer:
             self.records[slot] = ("BM", self.value(obj.__self__), obj.__name__)
         elif isinstance(obj, (type, types.FunctionType)):
             self.records[slot] = ("G",) + self._qualified(obj)
+        elif isinstance(obj, list) and not _slot_names(kind) and getattr(obj, "__dict__", None) is None:
+            # a tokenparse list subclass without attributes (a list that keeps nothing)
+            self.records[slot] = ("LS", self.value(kind), [self.value(item) for item in obj])
         else:
             cls = kind
             if cls.__new__ is not object.__new__:
@@ -453,6 +456,12 @@ class _Reader:
                 self.built[i] = {}
             elif tag == "S":
                 self.built[i] = set()
+            elif tag == "LS":
+                cls = self.get(record[1])
+                if (not isinstance(cls, type) or not issubclass(cls, list) or cls.__new__ is not list.__new__
+                        or not _module_allowed(cls.__module__)):
+                    raise SnapshotError(f"record {i}: {cls!r} is not a tokenparse list class", reason="unsafe")
+                self.built[i] = cls.__new__(cls)
             elif tag == "O":
                 cls = self.get(record[1])
                 if not isinstance(cls, type) or cls.__new__ is not object.__new__ or not _module_allowed(cls.__module__):
@@ -463,6 +472,8 @@ class _Reader:
             tag = record[0]
             if tag == "L":
                 self.built[i].extend(self.atom_or_ref(v) for v in record[1])
+            elif tag == "LS":
+                list.extend(self.built[i], [self.atom_or_ref(v) for v in record[1]])
             elif tag == "S":
                 self.built[i].update(self.atom_or_ref(v) for v in record[1])
             elif tag == "D":
