@@ -17,7 +17,7 @@ sample of tokenparse rows is checked against ``model.parse`` first.
 
 Timing: CPU time of this process for single-process runs, interleaved (tokenparse, text,
 tokenparse, ...) over ``--rounds`` slices of the rows, median with min-max; wall time for
-the 2-worker pool (its work runs in the children). The machine is shared and noisy:
+the 2-worker pool (its work runs in the children), on the first ``--pool-rows`` rows of each shape. The machine is shared and noisy:
 compare the ratios, which come from the same run.
 
     python benchmarks/bench_batch.py                 # 100,000 rollouts per vocabulary
@@ -234,7 +234,7 @@ def fmt_rate(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
-def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: WorkerPool | None) -> dict:
+def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: WorkerPool | None, pool_rows: int) -> dict:
     model = vocab.model
     tokens = sum(map(len, rows))
     # correctness first: a sample against model.parse, then the text path's disagreements
@@ -265,11 +265,12 @@ def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: Worke
         "ratio": [(k1 / t1) / (k2 / t2) for (_, k1, t1), (_, k2, t2) in zip(ours, theirs)],
     }
     if pool is not None:
+        sample = rows[:pool_rows]
         t0 = time.perf_counter()
-        pooled = pool.decode_rows(rows, TOOLS)
+        pooled = pool.decode_rows(sample, TOOLS)
         wall = time.perf_counter() - t0
-        assert len(pooled) == len(rows)
-        out["pool_rows"], out["pool_tok"] = len(rows) / wall, tokens / wall
+        assert len(pooled) == len(sample)
+        out["pool_rows"], out["pool_tok"] = len(sample) / wall, sum(map(len, sample)) / wall
     return out
 
 
@@ -307,6 +308,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=100_000, help="rollouts per vocabulary (default 100,000)")
     ap.add_argument("--rounds", type=int, default=3, help="interleaved slices per measurement (default 3)")
     ap.add_argument("--workers", type=int, default=2, help="process-pool size for the pooled figures (0: skip)")
+    ap.add_argument("--pool-rows", type=int, default=5000,
+                    help="rows per shape for the pooled figures (wall time: slow on a loaded machine)")
     ap.add_argument("--vocab", choices=("gpt-oss", "qwen3", "both"), default="both")
     ap.add_argument("--no-snapshots", action="store_true")
     args = ap.parse_args()
@@ -323,7 +326,7 @@ def main() -> None:
                 pool.decode_rows([[1]] * (args.workers * 4))
             for seed, (shape, share) in enumerate(SHAPES.items()):
                 rows = build_rows(vocab, shape, max(args.rounds, int(args.rows * share)), seed)
-                r = run_shape(vocab, shape, rows, args.rounds, pool)
+                r = run_shape(vocab, shape, rows, args.rounds, pool, args.pool_rows)
                 pooled = (f"{r['pool_rows']:,.0f} | {r['pool_tok']:,.0f}" if pool is not None else "- | -")
                 print(f"| {vocab.name} | {shape} | {r['rows']:,} | {r['tokens'] / r['rows']:,.0f} | {fmt_rate(r['ours_rows'])} "
                       f"| {fmt_rate(r['ours_tok'])} | {fmt_rate(r['text_rows'])} | {fmt_rate(r['text_tok'])} "

@@ -18,8 +18,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from test_adapters_dialects import OFFERED  # noqa: E402
 from test_snapshot import GPT_OSS_TEXT  # noqa: E402
 
-import tokenparse  # noqa: E402
-
 try:
     import pyarrow as pa
     import pyarrow.parquet as pq

@@ -1,55 +1,26 @@
-"""Parser snapshots: ``parser.snapshot() -> bytes``, ``model.resume(data) -> Parser``.
+"""The object graph of a parser snapshot: what is written as a reference, what is copied,
+and the reader that rebuilds it (see :mod:`tokenparse.snapshot` for the format and the rules).
 
-A snapshot carries one parser's own state (held-back bytes and tag prefixes, the open
-header, block or value, counters, diagnostics, the tools) so that the stream can go on in
-another process or machine: resuming and feeding the rest gives exactly the deltas and
-result of one uninterrupted parser. The model is not in it: everything the parser shares
-with its :class:`~tokenparse.Model` (token tables, resolved tags, caches) is written as a
-reference and bound to the resuming process's model, which must be the same model: same
-profile, tokenizer and options (checked by a fingerprint).
-
-Size: bounded by the held-back suffix, the open values, the tools and the diagnostics,
-not by the stream length, for a parser made with ``keep_result=False``. A parser that
-keeps the complete message for ``result()`` (the default) also carries the message so far
-(content, reasoning, call arguments), which grows with the stream.
-
-Format (version 1)::
-
-    b"TPSNAP" | version (1 byte) | flags (1 byte) | fingerprint (16) | digest (16) | payload
-
-``payload`` is zlib-compressed plain data (lists, tuples, dicts, strings, bytes, numbers)
-describing the object graph: it is read by an unpickler that refuses every global, so
-reading it can construct nothing but builtin containers. The graph is then rebuilt with
-``cls.__new__`` and attribute assignment (never ``__init__``, never any other call) and only
-for tokenparse's own state classes (not its CLI, loaders, batch or integration modules),
-functions defined in those modules, and a fixed set of builtin methods of builtin
-containers. ``digest`` is BLAKE2b over the rest: it catches corruption; with ``key=`` it is
-a keyed MAC that also proves the snapshot came from a holder of the key. The format is
-tied to the tokenparse version (part of the fingerprint).
+Records (a reference is the 1-tuple ``(index,)``; atoms are written as themselves):
+``X`` a path into the model, ``G`` a module-level tokenparse class, function or constant,
+``E`` a callable the caller passes again, ``L``/``T``/``S``/``F``/``D`` builtin containers,
+``LS`` a tokenparse list subclass, ``B`` a bytearray, ``R`` a compiled pattern, ``O`` an
+instance (class reference and attributes), ``M`` a bound method, ``BM`` an allowed method
+of a builtin container.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import importlib
-import io
-import pickle
 import re
 import sys
 import types
 import weakref
-import zlib
 from array import array
 from typing import Any
 
-from .errors import SnapshotError
-
-__all__ = ["snapshot_parser", "resume_parser", "FORMAT_VERSION", "MAGIC"]
-
-MAGIC = b"TPSNAP"
-FORMAT_VERSION = 1
-_HEADER = len(MAGIC) + 2 + 16 + 16
-_KEYED = 1
+from ..errors import SnapshotError
 
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes, complex})
 #: tokenparse modules whose classes and functions may never appear in a snapshot: they do
@@ -220,7 +191,7 @@ def _slot_names(cls: type) -> tuple[str, ...]:
 
 def _fingerprint(model: Any) -> bytes:
     """Profile, tokenizer (every piece and special), dialect options, tokenparse version."""
-    from . import __version__
+    from .. import __version__
 
     h = hashlib.blake2b(digest_size=16)
     h.update(f"tokenparse {__version__}\0{model.name}\0".encode())
@@ -396,229 +367,6 @@ def _externals(parser: Any) -> dict[int, str]:
     factory = getattr(getattr(parser, "_assembler", None), "_new_id", None)
     if factory is None:
         return {}
-    from .assembly import make_call_id
+    from ..assembly import make_call_id
 
     return {} if factory is make_call_id else {id(factory): "id_factory"}
-
-
-def snapshot_parser(parser: Any, *, key: bytes | None = None) -> bytes:
-    """The bytes of ``parser.snapshot()`` (see the module docstring)."""
-    model = parser.model
-    index = _index(model)
-    _GLOBALS.refresh()
-    writer = _Writer(index, _externals(parser))
-    root = writer.value(parser)
-    data = pickle.dumps((root, writer.records), protocol=5)
-    payload = zlib.compress(data, 1)
-    flags = _KEYED if key else 0
-    head = MAGIC + bytes([FORMAT_VERSION, flags]) + index.fingerprint
-    return head + _digest(head, payload, key) + payload
-
-
-def _digest(head: bytes, payload: bytes, key: bytes | None) -> bytes:
-    h = hashlib.blake2b(head, digest_size=16, key=key or b"")
-    h.update(payload)
-    return h.digest()
-
-
-# -- reading -----------------------------------------------------------------------------------
-
-
-class _PlainData(pickle.Unpickler):
-    """Reads lists, tuples, dicts, strings, bytes and numbers; refuses every global."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        raise SnapshotError(f"snapshot payload names {module}.{name}: refused", reason="unsafe")
-
-    def persistent_load(self, pid: Any) -> Any:
-        raise SnapshotError("snapshot payload uses persistent references: refused", reason="unsafe")
-
-
-class _Reader:
-    def __init__(self, model: Any, index: _ModelIndex, records: list, id_factory: Any) -> None:
-        self.model = model
-        self.index = index
-        self.records = records
-        self.built: list[Any] = [_UNBUILT] * len(records)
-        self.id_factory = id_factory
-        self.strings = _GLOBALS.strings
-
-    def build(self, root: Any) -> Any:
-        records = self.records
-        # 1. every mutable object as an empty shell, so that cycles resolve to identity
-        for i, record in enumerate(records):
-            if type(record) is not tuple or not record or type(record[0]) is not str:
-                raise SnapshotError(f"record {i} is malformed", reason="corrupt")
-            tag = record[0]
-            if tag == "L":
-                self.built[i] = []
-            elif tag == "D":
-                self.built[i] = {}
-            elif tag == "S":
-                self.built[i] = set()
-            elif tag == "LS":
-                cls = self.get(record[1])
-                if (not isinstance(cls, type) or not issubclass(cls, list) or cls.__new__ is not list.__new__
-                        or not _module_allowed(cls.__module__)):
-                    raise SnapshotError(f"record {i}: {cls!r} is not a tokenparse list class", reason="unsafe")
-                self.built[i] = cls.__new__(cls)
-            elif tag == "O":
-                cls = self.get(record[1])
-                if not isinstance(cls, type) or cls.__new__ is not object.__new__ or not _module_allowed(cls.__module__):
-                    raise SnapshotError(f"record {i}: {cls!r} is not a tokenparse state class", reason="unsafe")
-                self.built[i] = cls.__new__(cls)
-        # 2. contents (immutables are built on first use by get)
-        for i, record in enumerate(records):
-            tag = record[0]
-            if tag == "L":
-                self.built[i].extend(self.atom_or_ref(v) for v in record[1])
-            elif tag == "LS":
-                list.extend(self.built[i], [self.atom_or_ref(v) for v in record[1]])
-            elif tag == "S":
-                self.built[i].update(self.atom_or_ref(v) for v in record[1])
-            elif tag == "D":
-                flat, target = record[1], self.built[i]
-                for j in range(0, len(flat), 2):
-                    target[self.atom_or_ref(flat[j])] = self.atom_or_ref(flat[j + 1])
-            elif tag == "O":
-                obj, flat = self.built[i], record[2]
-                for j in range(0, len(flat), 2):
-                    name = flat[j]
-                    if type(name) is not str or not name.isidentifier() or (name.startswith("__") and name.endswith("__")):
-                        raise SnapshotError(f"record {i}: bad attribute name {name!r}", reason="unsafe")
-                    object.__setattr__(obj, self.strings.get(name, sys.intern(name)), self.atom_or_ref(flat[j + 1]))
-            else:
-                self.get((i,))
-        return self.atom_or_ref(root)
-
-    def atom_or_ref(self, value: Any) -> Any:
-        kind = type(value)
-        if kind is tuple:
-            return self.get(value)
-        if kind is str:
-            canonical = self.strings.get(value)
-            if canonical is not None:
-                return canonical
-            return sys.intern(value) if len(value) <= 64 and value.isidentifier() else value
-        if kind in _ATOMS:
-            return value
-        raise SnapshotError(f"unexpected {kind.__name__} in snapshot data", reason="corrupt")
-
-    def get(self, ref: Any) -> Any:
-        if type(ref) is not tuple or len(ref) != 1 or type(ref[0]) is not int:
-            raise SnapshotError(f"bad reference {ref!r}", reason="corrupt")
-        i = ref[0]
-        obj = self.built[i]
-        if obj is not _UNBUILT:
-            return obj
-        if obj is _BUILDING:
-            raise SnapshotError("snapshot has a reference cycle through immutable values", reason="corrupt")
-        record = self.records[i]
-        self.built[i] = _BUILDING
-        tag = record[0]
-        if tag == "T":
-            obj = tuple(self.atom_or_ref(v) for v in record[1])
-        elif tag == "F":
-            obj = frozenset(self.atom_or_ref(v) for v in record[1])
-        elif tag == "B":
-            obj = bytearray(record[1])
-        elif tag == "R":
-            obj = re.compile(record[1], record[2])
-        elif tag == "X":
-            try:
-                obj = self.index.resolve(self.model, record[1])
-            except (LookupError, AttributeError, TypeError) as error:
-                raise SnapshotError(f"snapshot refers to model state {record[1]!r} this model lacks: {error}",
-                                    reason="model") from None
-        elif tag == "G":
-            obj = self.global_(record[1], record[2])
-        elif tag == "E":
-            if record[1] != "id_factory" or self.id_factory is None:
-                raise SnapshotError("this snapshot was taken from a parser with a custom id_factory: "
-                                    "pass it again, model.resume(data, id_factory=...)", reason="unsupported")
-            obj = self.id_factory
-        elif tag == "M":
-            function = self.get(record[2])
-            if not isinstance(function, types.FunctionType):
-                raise SnapshotError(f"record {i}: method of {function!r}", reason="unsafe")
-            obj = types.MethodType(function, self.atom_or_ref(record[1]))
-        elif tag == "BM":
-            owner, name = self.atom_or_ref(record[1]), record[2]
-            if type(owner) not in _BUILTIN_METHOD_TYPES or name not in _BUILTIN_METHODS:
-                raise SnapshotError(f"record {i}: builtin method {name!r} refused", reason="unsafe")
-            obj = getattr(owner, name)
-        else:
-            raise SnapshotError(f"record {i}: unknown kind {tag!r}", reason="corrupt")
-        self.built[i] = obj
-        return obj
-
-    def global_(self, module: Any, qualname: Any) -> Any:
-        resolved = _RESOLVED.get((module, qualname)) if type(module) is str and type(qualname) is str else None
-        if resolved is not None:
-            return resolved
-        obj = self._checked_global(module, qualname)
-        _RESOLVED[(module, qualname)] = obj
-        return obj
-
-    def _checked_global(self, module: Any, qualname: Any) -> Any:
-        if type(module) is not str or type(qualname) is not str or not _module_allowed(module):
-            raise SnapshotError(f"snapshot names {module!r}.{qualname!r}: refused", reason="unsafe")
-        obj = _lookup(module, qualname)
-        if obj is None:
-            raise SnapshotError(f"{module}.{qualname} does not exist in this tokenparse", reason="version")
-        if isinstance(obj, (type, types.FunctionType)):
-            if obj.__module__ != module or obj.__qualname__ != qualname:
-                raise SnapshotError(f"{module}.{qualname} is a re-export of {obj!r}: refused", reason="unsafe")
-        elif isinstance(obj, types.ModuleType) or callable(obj):
-            raise SnapshotError(f"{module}.{qualname} is not tokenparse state: refused", reason="unsafe")
-        return obj
-
-
-_UNBUILT, _BUILDING = object(), object()
-#: (module, qualname) -> the object it was checked to name
-_RESOLVED: dict[tuple[str, str], Any] = {}
-
-
-def resume_parser(model: Any, data: bytes, *, key: bytes | None = None, id_factory: Any = None) -> Any:
-    """A parser in exactly the state ``data`` was taken in, bound to ``model``."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise SnapshotError(f"a snapshot is bytes, got {type(data).__name__}", reason="corrupt")
-    data = bytes(data)
-    if len(data) < _HEADER or not data.startswith(MAGIC):
-        raise SnapshotError("not a tokenparse parser snapshot", reason="corrupt")
-    version, flags = data[len(MAGIC)], data[len(MAGIC) + 1]
-    if version != FORMAT_VERSION:
-        raise SnapshotError(f"snapshot format version {version}; this tokenparse reads version {FORMAT_VERSION}",
-                            reason="version")
-    head, digest, payload = data[: _HEADER - 16], data[_HEADER - 16 : _HEADER], data[_HEADER:]
-    if flags & _KEYED and not key:
-        raise SnapshotError("this snapshot is authenticated with a key: pass key=", reason="corrupt")
-    if _digest(head, payload, key) != digest:
-        raise SnapshotError("snapshot is damaged or was altered (digest mismatch)"
-                            + (" or the key differs" if key else ""), reason="corrupt")
-    index = _index(model)
-    if head[len(MAGIC) + 2 :] != index.fingerprint:
-        raise SnapshotError(
-            f"snapshot was taken with another model: profile, tokenizer, options or tokenparse version differ "
-            f"from {model!r}", reason="model",
-        )
-    _GLOBALS.refresh()
-    try:
-        plain = _PlainData(io.BytesIO(zlib.decompress(payload))).load()
-        root, records = plain
-        if type(records) is not list:
-            raise TypeError("records")
-        parser = _Reader(model, index, records, id_factory).build(root)
-    except SnapshotError:
-        raise
-    except Exception as error:  # malformed data of any shape is "corrupt", never a crash
-        raise SnapshotError(f"snapshot payload is malformed: {type(error).__name__}: {error}", reason="corrupt") from None
-    from .api import Parser
-
-    if type(parser) is not Parser or parser.model is not model:
-        raise SnapshotError("snapshot does not hold a parser of this model", reason="corrupt")
-    if id_factory is not None:
-        assembler = getattr(parser, "_assembler", None)
-        if assembler is not None and hasattr(assembler, "_new_id"):
-            assembler._new_id = id_factory
-    return parser
