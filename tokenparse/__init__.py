@@ -15,6 +15,7 @@ from .errors import (
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
+    SnapshotError,
     TokenizerError,
     TokenParseError,
     ToolCallError,
@@ -56,4 +57,5 @@ __all__ = [
     "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
+    "SnapshotError",
 ]
