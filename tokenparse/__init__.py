@@ -18,6 +18,7 @@ from .errors import (
     TokenizerError,
     TokenParseError,
     ToolCallError,
+    ToolSchemaError,
 )
 from .messages import (
     ChatMessage,
@@ -52,6 +53,7 @@ __all__ = [
     "ProtocolError",
     "BufferLimitError",
     "ToolCallError",
+    "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
 ]
