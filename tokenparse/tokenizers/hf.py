@@ -308,19 +308,21 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
 
 
 def wrapped_tokenizer(obj: Any) -> Any:
-    """The tokenizer a transformers wrapper holds, or ``None``.
+    """The tokenizer a wrapper object holds in ``.tokenizer``, or ``None``.
 
-    Two wrappers keep the real tokenizer in ``.tokenizer``: ``MistralCommonBackend``
-    (a mistral-common ``MistralTokenizer``, whose table comes from tekken) and processors
-    (``AutoProcessor`` of multimodal models: a transformers tokenizer). Duck-typed, like
-    the rest of this module: transformers is never imported.
+    Two transformers wrappers do that: ``MistralCommonBackend`` (a mistral-common
+    ``MistralTokenizer``, whose table comes from tekken) and processors (``AutoProcessor``
+    of multimodal models, holding a transformers tokenizer); so do engine objects that keep
+    the tokenizer they were given. Duck-typed, like the rest of this module: transformers is
+    never imported.
     """
     inner = getattr(obj, "tokenizer", None)
-    if inner is None or inner is obj or not type(obj).__module__.startswith("transformers"):
+    if inner is None or inner is obj:
         return None
-    if type(inner).__module__.split(".")[0] == "mistral_common":
-        return inner
-    if hasattr(inner, "backend_tokenizer") or callable(getattr(inner, "get_vocab", None)):
+    root = type(inner).__module__.split(".")[0]
+    if root == "mistral_common":
+        return inner if type(obj).__module__.startswith("transformers") else None
+    if root.startswith("transformers") and (hasattr(inner, "backend_tokenizer") or callable(getattr(inner, "get_vocab", None))):
         return inner
     return None
 
