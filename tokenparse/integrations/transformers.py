@@ -285,7 +285,7 @@ def parse_response(
     one completion (``list[int]``, 1-D tensor) or a batch (``list[list[int]]``, 2-D tensor),
     which returns a list of dicts; ``prefix`` is the prompt's IDs (one list for all rows or
     one per row): it decides the start state where the chat template opens ``<think>``.
-    Returns ``{"role": "assistant", "content": ..., "reasoning_content": ..., "tool_calls":
+    Returns ``{"role": "assistant", "reasoning_content": ..., "content": ..., "tool_calls":
     [{"type": "function", "function": {"name": ..., "arguments": {...}}}]}``; keys whose
     value would be empty are left out, as transformers does.
 
@@ -333,10 +333,10 @@ def _rows_of(ids: Any) -> tuple[list[list[int]], bool]:
 
 def _message_dict(message: ChatMessage, reasoning_key: str) -> dict[str, Any]:
     out: dict[str, Any] = {"role": "assistant"}
-    if message.content:
-        out["content"] = message.content
     if message.reasoning:
         out[reasoning_key] = message.reasoning
+    if message.content:
+        out["content"] = message.content
     if message.tool_calls:
         out["tool_calls"] = [
             {"type": "function", "function": {"name": call.function.name, "arguments": _arguments(call.function.arguments)}}
