@@ -149,6 +149,7 @@ def test_gpt_oss_against_verl_gpt_oss(verl_parsers):
     # no final message: our content is empty; verl's is the decode minus the call (the
     # analysis text and the markup of the call message header remain)
     assert content == ""
+    assert "Need weather." in t_content
     assert calls[0].tool_call_id is None
 
 

@@ -52,6 +52,17 @@ TOOLS = [
 ]
 
 
+#: a minimal chat template in Qwen3's style: what profile detection reads from a Qwen3
+#: tokenizer is how its template shows a call (a JSON envelope, ``<args-json-object>``)
+QWEN3_CHAT_TEMPLATE = (
+    "{% if tools %}<|im_start|>system\nTools:\n{% for tool in tools %}\n{{ tool | tojson }}{% endfor %}\n"
+    "Call one as <tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>"
+    "<|im_end|>\n{% endif %}"
+    "{% for message in messages %}<|im_start|>{{ message.role }}\n{{ message.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
 def require(module: str) -> Any:
     """Import ``module``; skip without it, but fail when the ``CI`` variable is set."""
     try:
@@ -78,6 +89,7 @@ def qwen_tokenizer() -> Any:
     tok.add_tokens([AddedToken(lit, special=lit not in _QWEN_TEXT_TOKENS, normalized=False) for lit in literals])
     assert tok.convert_tokens_to_ids(["<|endoftext|>", "<tool_call>", "<think>"]) == [first_id, 151657, 151667]
     tok.eos_token, tok.pad_token = "<|im_end|>", "<|endoftext|>"
+    tok.chat_template = QWEN3_CHAT_TEMPLATE
     return tok
 
 
