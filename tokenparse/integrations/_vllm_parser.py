@@ -101,7 +101,8 @@ def _tool_choice(choice: Any) -> Any:
 
 
 def _max_tokens(request: Any) -> int | None:
-    return getattr(request, "max_completion_tokens", None) or getattr(request, "max_tokens", None)
+    fields = getattr(request, "__dict__", {})  # read the deprecated max_tokens without a warning
+    return fields.get("max_completion_tokens") or fields.get("max_tokens")
 
 
 class _TokenparseParsing:

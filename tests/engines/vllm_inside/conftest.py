@@ -17,6 +17,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))  # tests/engines: scripts, model builders
 
 
+@pytest.fixture(scope="session", autouse=True)
+def harmony_encoding_offline():
+    """vLLM's Harmony code loads o200k_base through openai-harmony: point it at the package copy."""
+    from tokenparse.tokenizers import ensure_o200k_dir
+
+    os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", ensure_o200k_dir())
+
+
 @pytest.fixture(scope="session")
 def model_dirs(tmp_path_factory):
     """The tiny model folders (tokenizer + config); built once, or taken from the env."""
