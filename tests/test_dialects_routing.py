@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tokenparse
-from tokenparse.channels.base import DiagnosticLog
-from tokenparse.channels.tags import TagDialect
+from tokenparse.core import DiagnosticLog
+from tokenparse.routing.tags import TagDialect
 from tokenparse.tools import JsonEnvelopeGrammar
 from dialects_support import WEATHER_TOOLS, check_stream, encode, run, summary
 

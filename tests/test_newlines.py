@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenparse.channels.newlines import EdgeNewlines
+from tokenparse.routing.newlines import EdgeNewlines
 
 
 class Recorder:

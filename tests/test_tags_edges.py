@@ -6,7 +6,7 @@ import pytest
 from streaming import CHUNK_SIZES, check_token_ids, message_dict, reassemble, stream, without_ids
 
 import tokenparse
-from tokenparse.channels.tags import MAX_SEPARATOR_CHARS
+from tokenparse.routing.tags import MAX_SEPARATOR_CHARS
 
 
 @pytest.fixture(scope="module")

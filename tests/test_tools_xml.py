@@ -25,7 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokenparse.channels.base import DiagnosticLog
+from tokenparse.core import DiagnosticLog
 from tokenparse.errors import ToolCallError
 from tokenparse.toolset import ToolSet
 from tokenparse.tools._xml_common import XmlPayloadGrammar

@@ -19,6 +19,7 @@ from .errors import (
     TokenizerError,
     TokenParseError,
     ToolCallError,
+    ToolSchemaError,
 )
 from .messages import (
     ChatMessage,
@@ -56,6 +57,7 @@ __all__ = [
     "ProtocolError",
     "BufferLimitError",
     "ToolCallError",
+    "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
 ]

@@ -1,10 +1,11 @@
 """Public API: ``load`` -> :class:`Model` (shared) -> :class:`Parser` (one per response)."""
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
-from .channels.base import BoundDialect, DiagnosticLog
+from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
@@ -69,9 +70,18 @@ class Model:
         *,
         strict: bool = False,
         id_factory: Any = make_call_id,
+        keep_result: bool = True,
     ) -> "Parser":
-        """A new parser for one response. Never share a parser between responses."""
-        return Parser(self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory)
+        """A new parser for one response. Never share a parser between responses.
+
+        ``keep_result=False``: the parser does not keep the complete message (content,
+        reasoning and argument text) for ``result()``; a caller that only streams the deltas
+        then holds no memory that grows with the response. ``tools`` are validated here
+        (``ToolSchemaError``, a ``ToolCallError`` and ``ValueError``).
+        """
+        return Parser(
+            self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory, keep_result=keep_result
+        )
 
     def parse(
         self,
@@ -143,6 +153,8 @@ class Parser:
 
     States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
     final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
+    ``observer`` (a :class:`tokenparse.core.ParseObserver`, used by ``tokenparse explain``)
+    is given the decoder's sink to wrap; without one nothing changes.
     """
 
     def __init__(
@@ -154,14 +166,21 @@ class Parser:
         *,
         strict: bool,
         id_factory: Any = make_call_id,
+        keep_result: bool = True,
+        observer: ParseObserver | None = None,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
         self._log_items = self._log.items  # the list itself: checked after every step
         self.tools = ToolSet(tools, tool_choice)
-        self._assembler = Assembler(self.tools, self._log, id_factory=id_factory)
+        self.keep_result = keep_result
+        self._assembler = Assembler(self.tools, self._log, id_factory=id_factory, keep=keep_result)
         router = model.dialect.router(self._assembler, self._log, self.tools)
+        if observer is not None:  # tokenparse.explain: see the decoder's segment calls
+            router = observer.segment_sink(router)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        if observer is not None:
+            observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
         self._take = self._assembler.take
         self.state = _OPEN
@@ -183,17 +202,35 @@ class Parser:
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
-        if ids and type(ids[0]) is not int:
-            ids = _plain_ints(ids)  # a list of numpy integers: the deltas carry plain ints
+        if len(ids) == 1:
+            if type(ids[0]) is not int:
+                ids = _plain_ints(ids)
+        elif ids and not _INT_ONLY.issuperset(map(type, ids)):
+            ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
         reported = len(self._log_items)
         try:
             self._decode_step(ids)
-        except TokenParseError:
+        except TokenParseError as error:
             self.state = _ERROR
-            raise
+            raise error.located(self._position(len(ids)))
         if len(self._log_items) != reported:
+            self._locate_diagnostics(reported, self._position(len(ids)))
             ids = _int_ids(ids)
         return self._take(ids)
+
+    def _position(self, step: int) -> int:
+        """Token position for a problem a layer found without knowing it: the token being
+        read (the decoder's position counts the token in hand, or the run it belongs to)."""
+        pos = getattr(self._decoder, "pos", None)
+        if pos is None:
+            return max(0, self._assembler.consumed_tokens + step - 1)
+        return max(0, pos - 1) if step else pos
+
+    def _locate_diagnostics(self, start: int, position: int) -> None:
+        items = self._log_items
+        for k in range(start, len(items)):
+            if items[k].position is None:
+                items[k] = dataclasses.replace(items[k], position=position)
 
     def finish(self, reason: Literal["stop", "length"] = "stop") -> list[DeltaMessage]:
         """End of stream: flush held-back text, close open calls; return the last deltas.
@@ -206,15 +243,18 @@ class Parser:
             raise ParserStateError(f"finish() on a parser in state {self.state}")
         if reason not in ("stop", "length"):
             raise ValueError(f"finish reason must be 'stop' or 'length', got {reason!r}")
+        reported = len(self._log_items)
         try:
             self._decoder.finish()
             self._assembler.finish()
-        except TokenParseError:
+        except TokenParseError as error:
             self.state = _ERROR
-            raise
+            raise error.located(self._position(0))
+        if len(self._log_items) != reported:
+            self._locate_diagnostics(reported, self._position(0))
         self.state = _FINISHED
         self._finish_reason = reason
-        deltas = self._assembler.take(())
+        deltas = self._assembler.take([])
         leftover = self._assembler.take_remaining_ids()
         if leftover:
             deltas.append(DeltaMessage(token_ids=leftover))
@@ -222,6 +262,8 @@ class Parser:
 
     def result(self) -> ChatMessage:
         """The complete message so far (final once ``finish`` has been called)."""
+        if not self.keep_result:
+            raise ParserStateError("result() on a parser made with keep_result=False (it keeps no message)")
         return self._assembler.message(self._finish_reason)
 
     # -- streaming JSON views ----------------------------------------------------------------
@@ -235,11 +277,15 @@ class Parser:
         ``.value`` once the arguments are complete. Arguments that stop being JSON are
         recorded in ``.errors`` rather than raised. Costs nothing unless called.
         """
+        if not self.keep_result:
+            raise ParserStateError("tool_call_json() on a parser made with keep_result=False")
         parts, ended = self._assembler.argument_parts(index)
         return self._sync_json(("call", index), parts, ended)
 
     def content_json(self) -> "PartialJson":
         """The same view over the response content, for structured (JSON) output."""
+        if not self.keep_result:
+            raise ParserStateError("content_json() on a parser made with keep_result=False")
         return self._sync_json("content", self._assembler.content_parts(), self.state is _FINISHED)
 
     def _sync_json(self, key: object, parts: list[str], ended: bool) -> "PartialJson":
@@ -258,18 +304,47 @@ class Parser:
         return reader
 
 
+_INT_ONLY = frozenset({int})
+
+
+class InvalidItem:
+    """A fed item that is an int to Python but no token ID (``True``/``False``): wrapped so
+    that every decoder, on every path, reports it as an invalid ID (a bool would otherwise
+    index the byte table like 0 or 1 on some paths)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    __hash__ = None  # type: ignore[assignment]  # never equal to, or looked up as, an ID
+
+
 def _plain_ints(ids: list[Any]) -> list[Any]:
-    """Int-like values (numpy integers) as plain ints; anything else is left for the
-    decoder to report as an invalid ID."""
-    return [t.__index__() if _int_like(t) else t for t in ids]
+    """Int-like values (numpy integers) as plain ints, bools wrapped as invalid items;
+    anything else is left for the decoder to report as an invalid ID."""
+    return [t if type(t) is int else InvalidItem(t) if isinstance(t, bool) else t.__index__() if _int_like(t) else t
+            for t in ids]
 
 
 def _int_ids(ids: list[Any]) -> list[int]:
     """The IDs for ``DeltaMessage.token_ids`` after the decoder reported an invalid one:
-    entries that are not integers at all are left out (``token_ids`` is a list of ints)."""
+    every integer fed, as a plain int (a bool as 0 or 1); entries that are not integers
+    at all are left out (``token_ids`` is a list of ints)."""
     if all(type(t) is int for t in ids):
         return ids
-    return [t if type(t) is int else int(t) for t in ids if type(t) is int or isinstance(t, bool) or _int_like(t)]
+    out = []
+    for t in ids:
+        if type(t) is int:
+            out.append(t)
+        elif type(t) is InvalidItem:
+            out.append(int(t.value))
+        elif isinstance(t, int) or _int_like(t):
+            out.append(int(t))
+    return out
 
 
 def _int_like(value: Any) -> bool:

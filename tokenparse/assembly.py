@@ -12,7 +12,7 @@ from __future__ import annotations
 import secrets
 from typing import Callable, Sequence
 
-from .channels.base import DiagnosticLog
+from .core import DiagnosticLog
 from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
 from .toolset import ToolSet
 
@@ -26,16 +26,27 @@ def make_call_id() -> str:
     return "call_" + secrets.token_hex(12)
 
 
-class _Call:
-    __slots__ = ("index", "id", "name", "args", "builtin", "recipient")
+class _Kept(list):
+    """Stands in for the complete message's parts when the parser keeps no result: a list
+    that keeps nothing, so the per-fragment code is the same either way."""
 
-    def __init__(self, index: int, call_id: str, name: str, builtin: bool, recipient: str | None) -> None:
+    __slots__ = ()
+
+    def append(self, item: object) -> None:
+        pass
+
+
+class _Call:
+    __slots__ = ("index", "id", "name", "args", "builtin", "recipient", "has_args")
+
+    def __init__(self, index: int, call_id: str, name: str, builtin: bool, recipient: str | None, keep: bool = True) -> None:
         self.index = index
         self.id = call_id
         self.name = name
-        self.args: list[str] = []
+        self.args: list[str] = [] if keep else _Kept()
         self.builtin = builtin
         self.recipient = recipient
+        self.has_args = False  # a fragment other than whitespace was emitted
 
 
 class Assembler:
@@ -53,13 +64,16 @@ class Assembler:
         log: DiagnosticLog,
         *,
         id_factory: Callable[[], str] = make_call_id,
+        keep: bool = True,
     ) -> None:
         self._tools = tools
         self._log = log
         self._new_id = id_factory
-        # complete message
-        self._content: list[str] = []
-        self._reasoning: list[str] = []
+        # complete message (with ``keep=False`` nothing grows with the response: a caller
+        # that only streams holds O(1) here; calls keep their id and name, not arguments)
+        self._keep = keep
+        self._content: list[str] = [] if keep else _Kept()
+        self._reasoning: list[str] = [] if keep else _Kept()
         self._calls: list[_Call] = []
         self._builtin_calls: list[_Call] = []
         self._reasoning_tokens = 0
@@ -117,14 +131,16 @@ class Assembler:
         if self._call is not None or self._dropped is not None:
             self.tool_end(pos)
         if builtin:
-            call = _Call(len(self._builtin_calls), call_id or self._new_id(), name, True, recipient)
+            call = _Call(len(self._builtin_calls), call_id or self._new_id(), name, True, recipient, self._keep)
             self._builtin_calls.append(call)
-        elif not self._tools.allows(name):
+        elif not name.strip() or not self._tools.allows(name):
+            # a call without a name cannot be emitted (its first delta must carry the name);
+            # like a call to a tool that was not offered, its text goes to a diagnostic
             self._dropped = [name]
             self._dropped_pos = pos
             return
         else:
-            call = _Call(len(self._calls), call_id or self._new_id(), name, False, recipient)
+            call = _Call(len(self._calls), call_id or self._new_id(), name, False, recipient, self._keep)
             self._calls.append(call)
         self._call = call
         self._emit_call_part(call, None, first=True)
@@ -135,6 +151,8 @@ class Assembler:
         call = self._call
         if call is not None:
             call.args.append(text)
+            if not call.has_args and not text.isspace():
+                call.has_args = True
             self._emit_call_part(call, text, first=False)
         elif self._dropped is not None:
             self._dropped.append(text)
@@ -145,17 +163,21 @@ class Assembler:
     def tool_end(self, pos: int | None = None) -> None:
         call = self._call
         if call is not None:
-            if not "".join(call.args).strip():
+            if not call.has_args:
                 call.args.append("{}")
                 self._emit_call_part(call, "{}", first=False)
             self._call = None
         elif self._dropped is not None:
             name, args = self._dropped[0], "".join(self._dropped[1:])
             self._dropped = None
+            where = self._dropped_pos if self._dropped_pos is not None else pos
+            if not name.strip():
+                self._log.report("tool_call", "a call without a tool name was not emitted", where, text=name + args)
+                return
             self._log.report(
                 "unknown_tool",
                 f"call to {name!r}, which the request did not offer, was not emitted",
-                self._dropped_pos if self._dropped_pos is not None else pos,
+                where,
                 text=name + args,
             )
 

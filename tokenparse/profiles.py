@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .channels.base import Dialect
+from .core import Dialect
 from .tokenizers.table import TokenTable
 
 __all__ = ["Profile", "register_profile", "get_profile", "profile_names"]
@@ -60,4 +60,4 @@ def _load_builtin_profiles() -> None:
 
 
 #: modules whose import registers profiles
-_BUILTIN_PROFILE_MODULES = ["tokenparse.channels.harmony", "tokenparse.dialects"]
+_BUILTIN_PROFILE_MODULES = ["tokenparse.dialects"]

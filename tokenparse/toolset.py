@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Literal, Mapping
 
+from .errors import ToolSchemaError
+
 __all__ = ["ToolSet"]
 
 ToolChoice = Literal["auto", "required", "none"] | Mapping[str, Any] | str
@@ -24,6 +26,8 @@ class ToolSet:
         self._filter: frozenset[str] | None = None
         self.choice = tool_choice
         if tools is not None:
+            if isinstance(tools, (str, bytes, Mapping)) or not hasattr(tools, "__iter__"):
+                raise ToolSchemaError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
             for tool in tools:
                 name, params = _name_and_parameters(tool)
                 self._schemas[name] = params
@@ -69,15 +73,58 @@ class ToolSet:
 
 
 def _name_and_parameters(tool: Any) -> tuple[str, dict[str, Any]]:
+    """Name and parameter schema of one tool, validated (``ToolSchemaError`` says what is wrong).
+
+    Only what the parser reads is checked: the name, and that ``parameters`` /
+    ``properties`` / each property are JSON-schema objects with string ``type``s; a
+    malformed schema fails here, when the parser is made, never in the middle of a stream.
+    """
     if hasattr(tool, "model_dump"):
         tool = tool.model_dump(exclude_none=True)
     if not isinstance(tool, Mapping):
-        raise TypeError(f"a tool must be a dict or pydantic model, got {type(tool).__name__}")
+        raise ToolSchemaError(f"a tool must be a dict or pydantic model, got {type(tool).__name__}")
     function = tool.get("function", tool)  # accept bare function specs too
     if hasattr(function, "model_dump"):
         function = function.model_dump(exclude_none=True)
     name = function.get("name") if isinstance(function, Mapping) else None
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"a tool needs a function name: {tool!r}")
-    params = function.get("parameters") or {}
+    if not isinstance(name, str) or not name.strip():
+        raise ToolSchemaError(f"a tool needs a function name (a non-empty string): {_short(tool)}")
+    params = function.get("parameters")
+    if params is None:
+        return name, {}
+    if not isinstance(params, Mapping):
+        raise ToolSchemaError(f"tool {name!r}: parameters must be a JSON-schema object, got {type(params).__name__}")
+    props = params.get("properties")
+    if props is not None:
+        if not isinstance(props, Mapping):
+            raise ToolSchemaError(f"tool {name!r}: parameters.properties must be an object, got {type(props).__name__}")
+        for key, prop in props.items():
+            _check_property(name, key, prop)
     return name, dict(params)
+
+
+def _check_property(tool: str, key: Any, prop: Any) -> None:
+    where = f"tool {tool!r}: property {key!r}"
+    if not isinstance(key, str):
+        raise ToolSchemaError(f"{where}: property names must be strings")
+    if isinstance(prop, bool):
+        return  # JSON schema's `true` / `false` schemas
+    if not isinstance(prop, Mapping):
+        raise ToolSchemaError(f"{where} must be a JSON-schema object, got {type(prop).__name__}")
+    kind = prop.get("type")
+    if kind is not None and not isinstance(kind, str) and not (
+        isinstance(kind, list) and all(isinstance(k, str) for k in kind)
+    ):
+        raise ToolSchemaError(f"{where}: type must be a string or a list of strings, got {kind!r}")
+    for combinator in ("anyOf", "oneOf"):
+        options = prop.get(combinator)
+        if options is not None and not isinstance(options, list):
+            raise ToolSchemaError(f"{where}: {combinator} must be a list, got {type(options).__name__}")
+    enum = prop.get("enum")
+    if enum is not None and not isinstance(enum, list):
+        raise ToolSchemaError(f"{where}: enum must be a list, got {type(enum).__name__}")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."

@@ -1,5 +1,8 @@
 """Harmony (gpt-oss) channel decoder: token IDs -> segments, one per message.
 
+The routing of those segments (channel and recipient -> reasoning, content, tool calls) is
+:mod:`tokenparse.routing.harmony`; the header words are read by :mod:`.harmony_header`.
+
 A message is ``<|start|>{role}[ to=R]<|channel|>{channel}[ to=R][ <|constrain|>T| T]<|message|>
 {content}<|end|>|<|call|>|<|return|>``. The structural tokens are matched by ID, so a model
 that *writes* ``<|call|>`` as ordinary text produces text, never a tool call.
@@ -28,26 +31,18 @@ special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in 
 from __future__ import annotations
 
 import codecs
-import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..errors import TokenizerError
+from ..core import DiagnosticLog, SegmentSink
+from ..errors import InvalidTokenError, TokenizerError
 from ..tokenizers.table import TokenTable, Utf8Stream
-from .base import DiagnosticLog, MessageSink, SegmentSink
+from .harmony_header import parse_header
 
-__all__ = ["HarmonyDialect", "BoundHarmony", "HarmonyDecoder", "HarmonyRouter", "HEADER", "CONTENT", "BETWEEN"]
+__all__ = ["HarmonyTokens", "HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN", "guarded_table", "non_text_ids"]
 
 HEADER, CONTENT, BETWEEN = "HEADER", "CONTENT", "BETWEEN"
 
-#: words a header may carry after the channel that name the body's format
-_CONTENT_TYPES = frozenset({"json", "code", "text", "markdown", "md", "python", "html", "yaml", "xml", "csv"})
-_ROLES = frozenset({"assistant", "user", "system", "developer", "tool"})
-#: characters a recipient is made of; anything after them is markup the model leaked
-_RECIPIENT = re.compile(r"[A-Za-z0-9_.:/\-]+")
-#: tool namespaces that are not functions the client declared
-_BUILTIN_PREFIXES = ("browser.", "container.")
-_BUILTIN_NAMES = frozenset({"python", "browser", "container"})
 _HEADER_CACHE_SIZE = 512
 _utf_8_decode = codecs.utf_8_decode
 
@@ -108,8 +103,8 @@ class HarmonyDecoder:
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
-        self._non_text = _non_text_ids(table, tokens)
-        self._pieces = guarded_pieces if guarded_pieces is not None else _guarded(table.pieces, self._non_text)
+        self._non_text = non_text_ids(table, tokens)
+        self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table
         self._t = tokens
@@ -390,11 +385,7 @@ class HarmonyDecoder:
             return
         try:
             self._table.piece(token_id, self.pos)  # type: ignore[arg-type]
-        except Exception as error:  # InvalidTokenError: raise in strict mode, else U+FFFD
-            from ..errors import InvalidTokenError
-
-            if not isinstance(error, InvalidTokenError):
-                raise
+        except InvalidTokenError as error:  # raise in strict mode, else U+FFFD
             self._log.raise_or_record(error)
             self._ordinary(b"\xef\xbf\xbd", self.pos, 1)
             return
@@ -476,112 +467,25 @@ class HarmonyDecoder:
         if cut:
             self._decode(cut)  # held by the stream: at most 3 bytes, no text yet
 
-    # -- header grammar --------------------------------------------------------------------
+    # -- header grammar (see .harmony_header) ----------------------------------------------
 
     def _parse_header(self, complete: bool) -> tuple[str | None, str | None, str | None, str]:
         # Headers repeat (a few channel/recipient combinations per response), so clean parses
         # are memoised per model; a parse that reported anything is never cached.
         key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
-               self._hdr_part, complete, self._dup_channel_reported, self._hdr_explicit)
+               self._hdr_part, complete, self._dup_channel_reported)
         cached = self._header_cache.get(key)
         if cached is not None:
             return cached
-        reported = len(self._log.items)
-        parsed = self._parse_header_uncached(complete)
-        if len(self._log.items) == reported and len(self._header_cache) < _HEADER_CACHE_SIZE:
-            self._header_cache[key] = parsed
-        return parsed
-
-    def _parse_header_uncached(self, complete: bool) -> tuple[str | None, str | None, str | None, str]:
-        """Channel, recipient, content type and (for an incomplete header) the body text.
-
-        ``complete`` is true when ``<|message|>`` ended the header: then every word is a header
-        word. Otherwise the first word that cannot be a header word starts the body.
-        """
-        role_text, channel_text, constrain_text = (b"".join(p).decode("utf-8", "replace") for p in self._hdr_parts)
-        channel: str | None = None
-        recipient: str | None = None
-        content_type: str | None = None
-        stray: list[str] = []
-        body = ""
-
-        def take_recipient(value: str) -> None:
-            nonlocal recipient
-            match = _RECIPIENT.match(value)
-            clean = match.group(0) if match else ""
-            if clean != value:
-                self._log.report(
-                    "recipient_markup", f"recipient {value!r} carries trailing markup; using {clean!r}", self.pos,
-                    text=value[len(clean):],
-                )
-            if not clean:
-                return
-            if recipient is None:
-                recipient = clean
-            elif recipient != clean:
-                self._log.report("duplicate_recipient", f"second recipient {clean!r} ignored", self.pos, text=clean)
-
-        def header_words(text: str, *, allow_body: bool, first_is_channel: bool) -> str:
-            """Consume header words of one part; return the body text that follows, if any."""
-            nonlocal channel, content_type
-            words = list(re.finditer(r"\S+", text))
-            i = 0
-            if first_is_channel and words:
-                word = words[0].group(0)
-                # the channel name ends at whitespace or '<' (markup written as text)
-                name_end = re.match(r"[^\s<]*", word).end()  # type: ignore[union-attr]
-                channel = word[:name_end] or None
-                if name_end < len(word):
-                    rest = word[name_end:]
-                    if rest.startswith("to="):
-                        take_recipient(rest[3:])
-                    else:
-                        stray.append(rest)
-                i = 1
-            while i < len(words):
-                word = words[i].group(0)
-                if word.startswith("to="):
-                    target = word[3:]
-                    if not target and i + 1 < len(words):  # "to= name"
-                        i += 1
-                        target = words[i].group(0)
-                        self._log.report("recipient_space", "space after 'to='", self.pos)
-                    take_recipient(target)
-                elif word in _ROLES and not first_is_channel and i == 0:
-                    pass  # the role word after <|start|>
-                elif word == channel or (channel is None and word in ("analysis", "commentary", "final")):
-                    if channel is None:
-                        channel = word
-                    elif not self._dup_channel_reported:
-                        self._log.report("duplicate_channel", f"channel word {word!r} repeated", self.pos)
-                elif content_type is None and (word in _CONTENT_TYPES or (complete and first_is_channel)) and len(word) <= 32:
-                    content_type = word
-                elif allow_body:
-                    return text[words[i].start():]
-                else:
-                    stray.append(word)
-                i += 1
-            return ""
-
-        body = header_words(role_text, allow_body=not complete and self._hdr_part == 0, first_is_channel=False)
-        if self._hdr_part >= 1:
-            body = header_words(channel_text, allow_body=not complete and self._hdr_part == 1, first_is_channel=True)
-        if self._hdr_part >= 2:
-            words = constrain_text.split()
-            if words:
-                content_type = "<|constrain|>" + words[0]
-                rest = constrain_text[constrain_text.find(words[0]) + len(words[0]):]
-                if complete:
-                    for word in rest.split():
-                        if word.startswith("to="):
-                            take_recipient(word[3:])
-                        else:
-                            stray.append(word)
-                else:
-                    body = rest.lstrip()
-        if stray:
-            self._log.report("stray_header_words", f"unexpected header words {stray!r}", self.pos, text=" ".join(stray))
-        return channel, recipient, content_type, body
+        parts = (key[0].decode("utf-8", "replace"), key[1].decode("utf-8", "replace"), key[2].decode("utf-8", "replace"))
+        fields, issues = parse_header(
+            parts, self._hdr_part, complete=complete, channel_repeat_reported=self._dup_channel_reported
+        )
+        for issue in issues:
+            self._log.report(issue.code, issue.message, self.pos, text=issue.text)
+        if not issues and len(self._header_cache) < _HEADER_CACHE_SIZE:
+            self._header_cache[key] = fields
+        return fields
 
     # -- end of stream ---------------------------------------------------------------------
 
@@ -616,7 +520,7 @@ class _OpenRecorder:
         pass
 
 
-def _non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
+def non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
     """Every ID that is not plain text: structural tokens, control tokens, other specials."""
     return frozenset(
         {t.start, t.end, t.message, t.channel, t.constrain, t.return_, t.call}
@@ -625,7 +529,7 @@ def _non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
     )
 
 
-def _guarded(pieces: list[bytes | None], non_text: frozenset[int]) -> list[bytes | None]:
+def guarded_table(pieces: list[bytes | None], non_text: frozenset[int]) -> list[bytes | None]:
     """The byte table with ``None`` for every non-text ID, then as many ``None`` slots as it
     has IDs, so that negative IDs index a ``None`` too."""
     guarded = list(pieces)
@@ -640,132 +544,3 @@ def _hashable(value: object) -> bool:
     except TypeError:
         return False
     return True
-
-
-def classify_recipient(recipient: str) -> tuple[str, bool]:
-    """Tool name and whether it is a built-in tool (``browser.*``, ``python``, ``container.*``)."""
-    if recipient.startswith("functions."):
-        return recipient[len("functions."):], False
-    if recipient in _BUILTIN_NAMES or recipient.startswith(_BUILTIN_PREFIXES):
-        return recipient, True
-    return recipient, False
-
-
-class HarmonyRouter:
-    """Maps Harmony segments to message calls.
-
-    ``analysis`` -> reasoning; ``final`` and ``commentary`` without recipient (a preamble) ->
-    content; a recipient -> a tool call (``functions.x`` or a bare name -> function ``x``;
-    ``browser.*``/``python``/``container.*`` -> built-in call); unknown channels -> content.
-    Analysis messages and built-in calls count as reasoning tokens.
-    """
-
-    __slots__ = ("_out", "_log", "text", "_is_tool", "_counts_as_reasoning", "_open_pos")
-
-    def __init__(self, out: MessageSink, log: DiagnosticLog) -> None:
-        self._out = out
-        self._log = log
-        self.text = out.content  # rebound per segment: the per-token call goes straight through
-        self._is_tool = False
-        self._counts_as_reasoning = False
-        self._open_pos = 0
-
-    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
-        self._open_pos = pos
-        self._is_tool = False
-        self._counts_as_reasoning = False
-        if recipient is not None and not classify_recipient(recipient)[0]:
-            # "to=functions." with no name: there is no call to make; keep the text routed
-            # by its channel and the recipient in the diagnostic
-            self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
-            recipient = None
-        if recipient is not None:
-            name, builtin = classify_recipient(recipient)
-            self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
-            self._is_tool = True
-            self._counts_as_reasoning = builtin or channel == "analysis"
-            self.text = self._out.tool_args
-        elif channel == "analysis":
-            self._counts_as_reasoning = True
-            self.text = self._out.reasoning
-        else:
-            if channel not in ("final", "commentary", None):
-                self._log.report("unknown_channel", f"unknown channel {channel!r} treated as content", pos)
-            self.text = self._out.content
-
-    def marker(self, role: str, pos: int) -> None:  # Harmony has no in-body markers
-        pass
-
-    def close(self, end: str, pos: int) -> None:
-        if self._is_tool:
-            self._out.tool_end(pos)
-        if self._counts_as_reasoning:
-            self._out.reasoning_tokens(pos - self._open_pos)
-        self._is_tool = False
-        self.text = self._out.content
-
-
-class BoundHarmony:
-    name = "harmony"
-
-    def __init__(self, table: TokenTable, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
-        self.table = table
-        self.tokens = HarmonyTokens.resolve(table)
-        self.start_in_header = start_in_header
-        self.max_header_tokens = max_header_tokens
-        self._header_cache: dict = {}  # shared by this model's parsers; see _parse_header
-        self._guarded_pieces = _guarded(table.pieces, _non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
-
-    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
-        """A decoder for one completion.
-
-        With ``prompt_token_ids`` the completion continues the prompt's last message: a
-        prompt ending in ``<|start|>assistant`` (the usual case), inside a header (``…<|channel|>
-        analysis``) or inside a prefilled body (``…<|message|>``) leaves the completion there;
-        a prompt whose last message is closed means the completion brings its own
-        ``<|start|>``. Without prompt IDs the completion starts in a header.
-        """
-        decoder = HarmonyDecoder(
-            self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
-            max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
-            guarded_pieces=self._guarded_pieces,
-        )
-        if prompt_token_ids is not None and len(prompt_token_ids):
-            decoder.continue_prompt(prompt_token_ids)
-        return decoder
-
-    def router(self, out: MessageSink, log: DiagnosticLog, tools: object) -> HarmonyRouter:
-        return HarmonyRouter(out, log)
-
-
-class HarmonyDialect:
-    name = "harmony"
-
-    def __init__(self, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
-        self.start_in_header = start_in_header
-        self.max_header_tokens = max_header_tokens
-
-    def bind(self, table: TokenTable) -> BoundHarmony:
-        return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)
-
-
-def _register() -> None:
-    from ..profiles import Profile, register_profile
-
-    def default_table() -> TokenTable:
-        from ..tokenizers import gpt_oss_table
-
-        return gpt_oss_table()
-
-    register_profile(
-        Profile(
-            name="gpt-oss",
-            dialect=HarmonyDialect,
-            default_table=default_table,
-            description="OpenAI gpt-oss, Harmony format, o200k_harmony encoding (offline)",
-            aliases=("harmony", "gpt-oss-20b", "gpt-oss-120b"),
-        )
-    )
-
-
-_register()

@@ -1,7 +1,7 @@
 """Payload grammars: the inside of one tool block -> ``tool_begin`` / ``tool_args`` / ``tool_end``.
 
 A grammar class is built per tool block as ``cls(out, log, tools)`` (see
-:class:`tokenparse.channels.base.PayloadGrammar`) and may declare ``markers``: the in-block
+:class:`tokenparse.core.PayloadGrammar`) and may declare ``markers``: the in-block
 special tokens (role -> literal) it wants reported as ``marker(role, pos)``.
 
 JSON families (arguments are the model's own JSON text, streamed as scanned):

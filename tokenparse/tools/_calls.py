@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 from .json_envelope import DIAG, JsonArgsStream
 
 __all__ = ["BETWEEN", "ARGS", "SKIP", "FIRST_OWN_STATE", "MarkedCallGrammar"]

@@ -82,7 +82,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 
 __all__ = ["XmlSyntax", "XmlPayloadGrammar", "typed_json_text"]
 

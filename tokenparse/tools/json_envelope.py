@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
 from ..json.errors import JsonStreamError
 from ..json.scanner import JsonValueScanner
 
-__all__ = ["JsonArgsStream", "JsonEnvelopeGrammar", "Llama3Grammar", "MistralGrammar"]
+__all__ = ["JsonArgsStream", "JsonEnvelopeGrammar", "Llama3Grammar", "MistralGrammar", "detect_json_call"]
 
 _NON_WHITESPACE = re.compile(r"\S")
 #: diagnostic code of every payload problem (``ToolCallError`` in strict mode)
@@ -139,6 +139,34 @@ class JsonArgsStream:
         self._out.tool_args(text)
 
 
+#: keys that make a bare JSON object a call envelope (Llama 3: ``{"name": ..., "parameters": ...}``;
+#: some fine-tunes lead with ``"type": "function"``)
+_ENVELOPE_KEYS = frozenset({"name", "type", "function", "parameters", "arguments"})
+_FIRST_KEY = re.compile(r'\{\s*"([^"\\]{0,64})"')
+_MAYBE_FIRST_KEY = re.compile(r'\{\s*(?:"[^"\\]{0,64})?\Z')
+#: a first key not complete within this many characters is not an envelope's
+_FIRST_KEY_WINDOW = 80
+
+
+def detect_json_call(text: str) -> bool | None:
+    """Whether the start of a response, ``text``, is a bare JSON call envelope.
+
+    Decided on the envelope's first key: ``True`` (a call), ``False`` (text), or ``None``
+    while the first key is still arriving. Whitespace alone is undecided.
+    """
+    body = text.lstrip()
+    if not body:
+        return None
+    if body[0] == "{":
+        m = _FIRST_KEY.match(body)
+        if m is None:
+            if _MAYBE_FIRST_KEY.match(body) and len(body) < _FIRST_KEY_WINDOW:
+                return None
+        elif m.group(1) in _ENVELOPE_KEYS:
+            return True
+    return False
+
+
 class JsonEnvelopeGrammar:
     """Qwen3 / Hermes tool block: one JSON envelope (or an array of them) per block.
 
@@ -157,6 +185,8 @@ class JsonEnvelopeGrammar:
     #: characters that may separate envelopes besides whitespace
     separators: ClassVar[str] = ""
     label: ClassVar[str] = "JSON"
+    #: decides whether a response without a tool tag starts with a call (``implicit_json_call``)
+    detect_call = staticmethod(detect_json_call)
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
         self._out = out

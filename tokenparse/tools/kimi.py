@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Mapping
 
-from ..channels.base import DiagnosticLog, MessageSink
+from ..core import DiagnosticLog, MessageSink
 from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, MarkedCallGrammar
 from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
 

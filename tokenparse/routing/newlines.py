@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .base import MessageSink
+from ..core import MessageSink
 
 __all__ = ["EdgeNewlines"]
 

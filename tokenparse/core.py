@@ -1,4 +1,17 @@
-"""The contracts between layers.
+"""The contracts between layers: the one module every layer may import.
+
+Layers (each imports only the ones before it; ``tests/test_layers.py`` checks this)::
+
+    errors, core           shared: typed errors, sinks, the diagnostic log
+    tokenizers/            TokenTable: id -> bytes, special literal <-> id, UTF-8
+    channels/              IDs -> segments (Harmony decoder, tag decoder, literal matcher)
+    routing/               segments -> content / reasoning / tool blocks (one router per dialect)
+    tools/, json/          tool-block text -> tool-call events (payload grammars, streaming JSON)
+    assembly, toolset      events -> DeltaMessage lists and the complete message
+    profiles, dialects     the registry: one row per dialect, wiring the layers together
+    api                    load / Model / Parser
+    adapters/, cli         wire formats; the command line and its token-by-token trace (explain)
+    integrations/          engine hooks
 
 A *channel decoder* turns token IDs into segment calls on a :class:`SegmentSink`; a
 *router* (one per dialect) is a ``SegmentSink`` that turns segments into message calls on a
@@ -10,11 +23,24 @@ Positions are absolute token indices into the IDs fed to one decoder (0-based).
 """
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
-from ..errors import Diagnostic, TokenParseError
+from .errors import Diagnostic, TokenParseError
 
-__all__ = ["SegmentSink", "MessageSink", "ChannelDecoder", "DiagnosticLog"]
+if TYPE_CHECKING:  # the table is a value passed in; core never needs the tokenizer layer
+    from .tokenizers.table import TokenTable
+
+__all__ = [
+    "SegmentSink",
+    "MessageSink",
+    "ChannelDecoder",
+    "DiagnosticLog",
+    "PayloadGrammar",
+    "GrammarFactory",
+    "BoundDialect",
+    "Dialect",
+    "ParseObserver",
+]
 
 
 class SegmentSink(Protocol):
@@ -114,7 +140,9 @@ class BoundDialect(Protocol):
         self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None
     ) -> ChannelDecoder: ...
 
-    def router(self, out: MessageSink, log: DiagnosticLog, tools: "ToolSet") -> SegmentSink: ...
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> SegmentSink:
+        """``tools`` is the request's :class:`~tokenparse.toolset.ToolSet` (assembly layer)."""
+        ...
 
 
 class Dialect(Protocol):
@@ -122,8 +150,21 @@ class Dialect(Protocol):
 
     def bind(self, table: "TokenTable") -> BoundDialect:
         """Resolve literals to IDs; raise ``TokenizerError`` naming any literal the table lacks."""
+        ...
 
 
-if False:  # pragma: no cover - typing only, avoids an import cycle
-    from ..tokenizers.table import TokenTable
-    from ..toolset import ToolSet
+class ParseObserver(Protocol):
+    """Watches one parser (``tokenparse explain``); a parser built without one pays nothing.
+
+    ``segment_sink`` receives the router (the decoder's sink) and returns the sink the
+    decoder drives instead, which must forward every call unchanged; ``attach`` receives
+    the decoder (its ``state`` or ``mode`` names what it is reading) and the parser's log.
+    """
+
+    def segment_sink(self, sink: SegmentSink) -> SegmentSink: ...
+
+    def attach(self, decoder: ChannelDecoder, log: DiagnosticLog) -> None: ...
+
+
+#: builds the payload grammar of one tool block: ``factory(out, log, tools)``
+GrammarFactory = Callable[[MessageSink, DiagnosticLog, Any], PayloadGrammar]

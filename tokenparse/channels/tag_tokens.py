@@ -1,0 +1,165 @@
+"""Tag literals of a text-tag dialect resolved against one tokenizer (:class:`TagTokens`).
+
+Each literal becomes a token ID (one added token: matched by ID only), a text pattern
+(several tokens: matched in the decoded text, see :mod:`.literals`), or both (sub-token
+fallback). The result is the read-only data every :class:`~.tags.TagDecoder` of a model
+shares: tag IDs with their role, text patterns per mode, anchor characters, and the start
+mode a prompt leaves the completion in.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..errors import TokenizerError
+from ..tokenizers.table import TokenTable
+from .literals import LiteralResolver, ResolvedLiteral
+
+__all__ = ["TagTokens", "CONTENT", "REASONING", "TOOL", "REASONING_OPEN", "REASONING_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "MARKER"]
+
+#: decoder modes; they double as segment channel names
+CONTENT, REASONING, TOOL = "content", "reasoning", "tool"
+#: what a matched tag does (role kinds)
+REASONING_OPEN, REASONING_CLOSE, TOOL_OPEN, TOOL_CLOSE, MARKER = range(5)
+
+
+class TagTokens:
+    """The tags of one text-tag dialect resolved against one :class:`TokenTable`.
+
+    Immutable and shared by every decoder of a model. The arguments are the declaration's
+    fields (:class:`tokenparse.routing.tags.TagDialect`); ``markers`` is role -> literal
+    of the in-block special tokens (``None`` when the dialect has no tool blocks).
+    """
+
+    def __init__(
+        self,
+        table: TokenTable,
+        *,
+        name: str,
+        reasoning: tuple[str, str] | None = None,
+        tool_open: str | None = None,
+        tool_close: str | None = None,
+        markers: Mapping[str, str] | None = None,
+        start: str = CONTENT,
+        tool_ends_reasoning: bool = False,
+        text_tags: frozenset[str] = frozenset(),
+        optional: frozenset[str] = frozenset(),
+        subtoken_tags: bool = False,
+    ) -> None:
+        self.name = name
+        self.table = table
+        self.default_start = start
+        self.tool_ends_reasoning = tool_ends_reasoning
+        resolver = LiteralResolver(table, text_fallback=subtoken_tags)
+        missing: list[str] = []
+
+        def resolve(literal: str, *, allow_text: bool = False) -> ResolvedLiteral | None:
+            allow_text = allow_text or literal in text_tags
+            resolved = resolver.resolve(literal, allow_text=allow_text)
+            if resolved is None and literal not in optional:
+                missing.append(literal)
+            return resolved
+
+        #: role kind and name (literal or marker role) of every tag token ID
+        self.role_ids: dict[int, tuple[int, str]] = {}
+        # text patterns by the mode in which they are tags
+        patterns: dict[str, list[tuple[str, tuple[int, str]]]] = {CONTENT: [], REASONING: [], TOOL: []}
+
+        #: literal -> how it is matched: ``"token <id>"``, ``"text"`` or both (docs, tests)
+        self.matching: dict[str, str] = {}
+
+        def add(resolved: ResolvedLiteral, kind: int, role: str, modes: tuple[str, ...]) -> None:
+            how = []
+            if resolved.token_id is not None:
+                self.role_ids[resolved.token_id] = (kind, role)
+                how.append(f"token {resolved.token_id}")
+            if resolved.pattern is not None:
+                for mode in modes:
+                    patterns[mode].append((resolved.pattern, (kind, role)))
+                how.append("text")
+            self.matching[resolved.literal] = " + ".join(how)
+
+        self.reasoning_open: str | None = None
+        self.reasoning_close: str | None = None
+        self._reasoning_ids: tuple[int | None, int | None] = (None, None)
+        if reasoning is not None:
+            r_open, r_close = (resolve(lit) for lit in reasoning)
+            if r_open is not None and r_close is not None:
+                self.reasoning_open, self.reasoning_close = reasoning
+                self._reasoning_ids = (r_open.token_id, r_close.token_id)
+                add(r_open, REASONING_OPEN, r_open.literal, (CONTENT,))
+                add(r_close, REASONING_CLOSE, r_close.literal, (REASONING,))
+
+        self.tool_open: str | None = None
+        self.tool_close: str | None = None
+        if tool_open is not None and markers is not None:
+            t_open = resolve(tool_open)
+            t_close = resolve(tool_close) if tool_close is not None else None
+            if t_open is not None and (tool_close is None or t_close is not None):
+                self.tool_open = tool_open
+                self.tool_close = tool_close
+                # without a close tag the next open tag ends a block and opens another
+                add(t_open, TOOL_OPEN, t_open.literal, (CONTENT, REASONING) if t_close else (CONTENT, REASONING, TOOL))
+                if t_close is not None:
+                    add(t_close, TOOL_CLOSE, t_close.literal, (TOOL,))
+                for role, literal in markers.items():
+                    # a marker the tokenizer lacks as one token reaches the grammar as text
+                    resolved = resolver.resolve(literal, allow_text=False)
+                    if resolved is not None:
+                        add(resolved, MARKER, role, (TOOL,))
+        if missing:
+            raise TokenizerError(
+                f"tokenizer {table.name or table!r} lacks the {name} tag(s) "
+                f"{', '.join(missing)} as single tokens; pass the model's own tokenizer"
+            )
+        self.patterns: dict[str, tuple[tuple[str, tuple[int, str]], ...]] = {
+            mode: tuple(found) for mode, found in patterns.items()
+        }
+        self.anchor_chars = dict(resolver.anchor_chars)
+        self.untranslate = resolver.untranslate_map()
+        #: IDs that are not plain text: tags, anchors, control tokens (the fast path's test)
+        self.special_ids = frozenset(self.role_ids) | frozenset(self.anchor_chars) | table.control_ids
+        self.control_ids = table.control_ids - frozenset(self.role_ids) - frozenset(self.anchor_chars)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.table!r})"
+
+    def start_mode(self, prompt_token_ids: Sequence[int] | None) -> str:
+        """Mode the completion starts in.
+
+        A prompt whose last tag (skipping whitespace-only tokens) is the reasoning-open tag
+        leaves the model inside reasoning (templates that open ``<think>`` for it); one
+        ending in the reasoning-close tag (thinking switched off) starts in content.
+        Otherwise the dialect's declared ``start``.
+        """
+        r_open, r_close = self._reasoning_ids
+        default = self.default_start if self.reasoning_open is not None else CONTENT
+        if prompt_token_ids is None or not len(prompt_token_ids) or self.reasoning_open is None:
+            return default
+        pieces = self.table.pieces
+        tail = [_as_int(t) for t in prompt_token_ids[-16:]]
+        if r_open is None or r_close is None:
+            # tags matched as text: the template wrote them, so the decoded tail shows them
+            text = b"".join(pieces[t] or b"" for t in tail if t is not None and 0 <= t < len(pieces))
+            text = text.decode("utf-8", "replace").rstrip()
+            if text.endswith(self.reasoning_open):  # type: ignore[arg-type]
+                return REASONING
+            if text.endswith(self.reasoning_close):  # type: ignore[arg-type]
+                return CONTENT
+            return default
+        for token_id in reversed(tail):
+            if token_id == r_open:
+                return REASONING
+            if token_id == r_close:
+                return CONTENT
+            piece = pieces[token_id] if token_id is not None and 0 <= token_id < len(pieces) else None
+            if piece is None or piece.strip():
+                break
+        return default
+
+
+def _as_int(token_id: Any) -> int | None:
+    if type(token_id) is int:
+        return token_id
+    if isinstance(token_id, bool) or not hasattr(token_id, "__index__"):
+        return None
+    return token_id.__index__()

@@ -1,0 +1,125 @@
+"""Harmony routing: segments -> reasoning, content and tool calls; the bound Harmony dialect.
+
+The decoder (:mod:`tokenparse.channels.harmony`) cuts the token stream into messages; this
+module decides what each message is, from its channel and recipient alone.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..channels.harmony import HarmonyDecoder, HarmonyTokens, guarded_table, non_text_ids
+from ..core import DiagnosticLog, MessageSink, SegmentSink
+from ..tokenizers.table import TokenTable
+
+__all__ = ["HarmonyDialect", "BoundHarmony", "HarmonyRouter", "classify_recipient"]
+
+#: tool namespaces that are not functions the client declared
+_BUILTIN_PREFIXES = ("browser.", "container.")
+_BUILTIN_NAMES = frozenset({"python", "browser", "container"})
+
+
+def classify_recipient(recipient: str) -> tuple[str, bool]:
+    """Tool name and whether it is a built-in tool (``browser.*``, ``python``, ``container.*``)."""
+    if recipient.startswith("functions."):
+        return recipient[len("functions."):], False
+    if recipient in _BUILTIN_NAMES or recipient.startswith(_BUILTIN_PREFIXES):
+        return recipient, True
+    return recipient, False
+
+
+class HarmonyRouter:
+    """Maps Harmony segments to message calls.
+
+    ``analysis`` -> reasoning; ``final`` and ``commentary`` without recipient (a preamble) ->
+    content; a recipient -> a tool call (``functions.x`` or a bare name -> function ``x``;
+    ``browser.*``/``python``/``container.*`` -> built-in call); unknown channels -> content.
+    Analysis messages and built-in calls count as reasoning tokens.
+    """
+
+    __slots__ = ("_out", "_log", "text", "_is_tool", "_counts_as_reasoning", "_open_pos")
+
+    def __init__(self, out: MessageSink, log: DiagnosticLog) -> None:
+        self._out = out
+        self._log = log
+        self.text = out.content  # rebound per segment: the per-token call goes straight through
+        self._is_tool = False
+        self._counts_as_reasoning = False
+        self._open_pos = 0
+
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self._open_pos = pos
+        self._is_tool = False
+        self._counts_as_reasoning = False
+        if recipient is not None and not classify_recipient(recipient)[0]:
+            # "to=functions." with no name: there is no call to make; keep the text routed
+            # by its channel and the recipient in the diagnostic
+            self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
+            recipient = None
+        if recipient is not None:
+            name, builtin = classify_recipient(recipient)
+            self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
+            self._is_tool = True
+            self._counts_as_reasoning = builtin or channel == "analysis"
+            self.text = self._out.tool_args
+        elif channel == "analysis":
+            self._counts_as_reasoning = True
+            self.text = self._out.reasoning
+        else:
+            if channel not in ("final", "commentary", None):
+                self._log.report("unknown_channel", f"unknown channel {channel!r} treated as content", pos)
+            self.text = self._out.content
+
+    def marker(self, role: str, pos: int) -> None:  # Harmony has no in-body markers
+        pass
+
+    def close(self, end: str, pos: int) -> None:
+        if self._is_tool:
+            self._out.tool_end(pos)
+        if self._counts_as_reasoning:
+            self._out.reasoning_tokens(pos - self._open_pos)
+        self._is_tool = False
+        self.text = self._out.content
+
+
+class BoundHarmony:
+    name = "harmony"
+
+    def __init__(self, table: TokenTable, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
+        self.table = table
+        self.tokens = HarmonyTokens.resolve(table)
+        self.start_in_header = start_in_header
+        self.max_header_tokens = max_header_tokens
+        self._header_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._parse_header
+        self._guarded_pieces = guarded_table(table.pieces, non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
+
+    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
+        """A decoder for one completion.
+
+        With ``prompt_token_ids`` the completion continues the prompt's last message: a
+        prompt ending in ``<|start|>assistant`` (the usual case), inside a header (``…<|channel|>
+        analysis``) or inside a prefilled body (``…<|message|>``) leaves the completion there;
+        a prompt whose last message is closed means the completion brings its own
+        ``<|start|>``. Without prompt IDs the completion starts in a header.
+        """
+        decoder = HarmonyDecoder(
+            self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
+            max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
+            guarded_pieces=self._guarded_pieces,
+        )
+        if prompt_token_ids is not None and len(prompt_token_ids):
+            decoder.continue_prompt(prompt_token_ids)
+        return decoder
+
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> HarmonyRouter:
+        return HarmonyRouter(out, log)
+
+
+class HarmonyDialect:
+    name = "harmony"
+
+    def __init__(self, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
+        self.start_in_header = start_in_header
+        self.max_header_tokens = max_header_tokens
+
+    def bind(self, table: TokenTable) -> BoundHarmony:
+        return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)
