@@ -2,7 +2,7 @@
 scripts through vLLM's own Harmony parser (``openai`` + ``openai_gptoss``), started alongside it."""
 import pytest
 
-from vllm_cases import STREAM, check_builtin_server, check_tokenparse_server, ids
+from vllm_cases import STREAM, check_builtin_server, check_responses_api, check_tokenparse_server, ids
 from vllm_scripts import gpt_oss_scripts
 from vllm_support import VllmServer, start_all
 
@@ -31,3 +31,8 @@ def test_tokenparse_parses_the_server_output(servers, script, stream):
 @pytest.mark.parametrize("script", gpt_oss_scripts(), ids=ids)
 def test_vllm_builtin_parsers_differ_as_documented(servers, script, stream):
     check_builtin_server(servers["builtin"], script, stream)
+
+
+def test_responses_api(servers):
+    """/v1/responses: vLLM's Harmony loop (``HarmonyContext``) still runs it with the plugin loaded."""
+    check_responses_api(servers["tokenparse"], gpt_oss_scripts()[0])

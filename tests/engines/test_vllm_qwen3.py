@@ -2,7 +2,7 @@
 scripts through vLLM's own ``hermes`` + ``qwen3`` parsers, started alongside it."""
 import pytest
 
-from vllm_cases import STREAM, check_builtin_server, check_tokenparse_server, ids
+from vllm_cases import STREAM, check_builtin_server, check_responses_api, check_tokenparse_server, ids
 from vllm_scripts import qwen3_scripts
 from vllm_support import VllmServer, start_all
 
@@ -31,3 +31,8 @@ def test_tokenparse_parses_the_server_output(servers, script, stream):
 @pytest.mark.parametrize("script", qwen3_scripts(), ids=ids)
 def test_vllm_builtin_parsers_differ_as_documented(servers, script, stream):
     check_builtin_server(servers["builtin"], script, stream)
+
+
+def test_responses_api(servers):
+    """/v1/responses: tokenparse parses it, through the same ``parse`` as Chat Completions."""
+    check_responses_api(servers["tokenparse"], qwen3_scripts()[0])

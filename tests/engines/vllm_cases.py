@@ -148,3 +148,13 @@ def ids(script: Script) -> str:
 
 
 STREAM = pytest.mark.parametrize("stream", [False, True], ids=["complete", "stream"])
+
+
+def check_responses_api(server, script: Script) -> dict:
+    """``/v1/responses`` on the tokenparse server gives the message tokenparse parses
+    (for gpt-oss through vLLM's own Harmony loop, which the plugin leaves in place)."""
+    got = e2e.run_responses(server, script)
+    want = e2e.expected(script, None)
+    assert got["calls"] == [(c.function.name, c.function.arguments) for c in want.tool_calls]
+    assert (got["reasoning"], got["content"]) == (_strip(want.reasoning) or None, _strip(want.content) or None)
+    return got

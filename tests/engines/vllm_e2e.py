@@ -144,3 +144,22 @@ def served_finish_reason(message: tokenparse.ChatMessage, *, stream: bool) -> st
     if not stream and message.tool_calls:
         return "tool_calls"
     return message.finish_reason
+
+
+def run_responses(server: Any, script: Script) -> dict[str, Any]:
+    """The script through ``/v1/responses`` (non-streaming): reasoning text, output text, calls."""
+    tools = [{"type": "function", "name": t["function"]["name"], "description": t["function"].get("description", ""),
+              "parameters": t["function"]["parameters"]} for t in script.tools]
+    response = client(server).responses.create(
+        model=server.name, input="What is the weather in Paris, and the time in CET?", tools=tools,
+        max_output_tokens=len(script.ids) + 16, temperature=0.0, extra_body={"vllm_xargs": {"script": script.ids}},
+    )
+    reasoning, text, calls = [], [], []
+    for item in response.output:
+        if item.type == "reasoning":
+            reasoning += [c.text for c in (item.content or [])]
+        elif item.type == "message":
+            text += [c.text for c in item.content if c.type == "output_text"]
+        elif item.type == "function_call":
+            calls.append((item.name, item.arguments))
+    return {"reasoning": "".join(reasoning).strip() or None, "content": "".join(text).strip() or None, "calls": calls}

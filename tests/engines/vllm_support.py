@@ -107,6 +107,8 @@ class VllmServer:
                     if r.status == 200:
                         self.start_seconds = time.monotonic() - self.started_at
                         sys.stderr.write(f"\nvLLM server {self.name} ready in {self.start_seconds:.0f} s\n")
+                        with open(self.log_path.parent / "start-times.txt", "a") as times:
+                            times.write(f"{self.name} {self.start_seconds:.1f}\n")
                         return self
             except OSError:
                 pass
