@@ -192,7 +192,7 @@ def sdk_chat(chunks: Sequence[dict]) -> Any:
         return exc.completion
 
 
-def assert_chat_matches(final: Any, message: ChatMessage, *, reasoning_field: str = "reasoning_content") -> None:
+def assert_chat_matches(final: Any, message: ChatMessage, *, reasoning_field: str = "reasoning") -> None:
     choice = final.choices[0]
     msg = choice.message
     assert msg.role == "assistant"

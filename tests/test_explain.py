@@ -8,6 +8,7 @@ deltas' text, each diagnostic on the row of the token it names.
 from __future__ import annotations
 
 import io
+import sys
 import json
 from collections import Counter
 from pathlib import Path
@@ -193,16 +194,23 @@ def test_diagnostics_sit_at_their_token_positions(cases, name):
             if d["position"] is not None:
                 assert d["position"] == item["pos"], d
             placed.append((d["code"], d["position"]))
-    parser = tokenparse.load(profile).parser(tools=json.loads(Path(tools).read_text()) if tools else None)
-    for step in steps:
-        parser.feed(step)
-    parser.finish()
-    expected = [(d.code, d.position) for d in parser.diagnostics]
-    assert Counter(placed) == Counter(expected)
+    # the same diagnostics as a parser without an observer fed one ID at a time, and, up to
+    # positions, as one fed the engine steps as given (a layer that does not know a
+    # problem's token leaves it to the parser, which then names the step's last token)
+    tools_list = json.loads(Path(tools).read_text()) if tools else None
+    expected = {}
+    for label, chunks in (("ids", [[t] for step in steps for t in step]), ("steps", steps)):
+        parser = tokenparse.load(profile).parser(tools=tools_list)
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.finish()
+        expected[label] = [(d.code, d.position) for d in parser.diagnostics]
+    assert Counter(placed) == Counter(expected["ids"])
+    assert Counter(code for code, _ in placed) == Counter(code for code, _ in expected["steps"])
     if "malformed" in name:
-        assert expected, "a malformed case must report something"
+        assert placed, "a malformed case must report something"
     else:
-        assert expected == []
+        assert placed == []
 
 
 def test_malformed_gpt_oss_shows_where_it_was_repaired(cases):
@@ -309,10 +317,16 @@ def test_trace_api_and_prompt_start_state():
 
 def test_a_trace_that_differs_from_the_steps_as_given_says_so(cases, monkeypatch):
     """The check behind ``same_as_steps`` can fail: here the reference parse skips a step."""
-    import tokenparse.explain as explain
+    import tokenparse.explain.record as record
 
-    original = explain._outcome_of_steps
-    monkeypatch.setattr(explain, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
+    original = record._outcome_of_steps
+    monkeypatch.setattr(record, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
     rows = _explain(cases["gpt-oss-call"])
     assert rows[-1]["same_as_steps"] is False and "the message" in rows[-1]["difference"]
     assert "warning: this trace and a parse of the engine steps as given disagree" in _table(cases["gpt-oss-call"])
+
+
+def test_without_rich_colour_falls_back_to_the_plain_table(cases, monkeypatch):
+    plain = _table(cases["qwen3-malformed"])
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # the explain extra is not installed
+    assert _table(cases["qwen3-malformed"], "--color") == plain

@@ -248,7 +248,7 @@ def _decode(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _positive_int(text: str) -> int:
-    if not re.fullmatch(r"\s*\+?\d{1,18}\s*", text):
+    if not re.fullmatch(r"\s*[+-]?\d{1,18}\s*", text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {_shorten(text)!r}")
     value = int(text)
     if value < 1:
@@ -296,7 +296,8 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("--strict", action="store_true", help="stop with an error at the first protocol problem")
     d.add_argument("--finish-reason", choices=("stop", "length"), default="stop")
     d.add_argument("--model-name", help="model name written into chat/responses/anthropic objects")
-    d.add_argument("--reasoning-field", default="reasoning_content", choices=("reasoning_content", "reasoning"))
+    d.add_argument("--reasoning-field", default="reasoning", choices=("reasoning", "reasoning_content"),
+                   help="chat: the delta field reasoning goes in (default: reasoning, as vLLM)")
     d.add_argument("--diagnostics", action="store_true", help="print recovered problems to stderr as JSON lines")
     sub.add_parser("profiles", help="list the built-in model profiles")
     from .cli_explain import add_explain_parser

@@ -3,19 +3,21 @@
 One row per token, or per run of ordinary tokens that fold together (see
 :func:`tokenparse.explain.fold`): engine step, position, ID, piece, the state the token was
 read in, its segment (channel and recipient), what the client got from it, and notes
-(segment boundaries, diagnostics). On a terminal the output is coloured by destination
-(reasoning, content, tool arguments, built-in tools; diagnostics red) with ``rich`` (the
-``explain`` extra); piped, with ``color=False`` or without ``rich`` it is the same table as
-plain fixed-width text, without escape codes.
-Model text is shown quoted, with control and format characters escaped, so a completion
-cannot write to the terminal.
+(diagnostics, segment boundaries, and ``decoded "…"`` for text the decoder passed on that
+gave the client nothing at that token: a tool envelope, template newlines, held text).
+
+On a terminal the output is coloured by destination (reasoning, content, tool arguments,
+built-in tools; diagnostics red) with ``rich`` (the ``explain`` extra); piped, with
+``color=False`` or without ``rich`` it is the same table as plain fixed-width text, without
+escape codes. Model text is shown quoted, with control and format characters escaped, so a
+completion cannot write to the terminal.
 """
 from __future__ import annotations
 
 import unicodedata
 from typing import TextIO
 
-from .explain import EndTrace, Output, Row, TokenTrace, Trace, fold
+from .rows import EndTrace, Output, Row, TokenTrace, Trace, fold
 
 __all__ = ["COLUMNS", "render", "row_cells"]
 
@@ -41,6 +43,10 @@ _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", '"': '\\"'}
 
 def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
     """``text`` in double quotes, control/format characters escaped, cut at ``limit``."""
+    return f'"{_escaped(text, limit)}"'
+
+
+def _escaped(text: str, limit: int | None = None) -> str:
     out = []
     for ch in text:
         escaped = _ESCAPES.get(ch)
@@ -51,15 +57,15 @@ def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
     body = "".join(out)
     if limit is not None and len(body) > limit:
         body = body[: limit - 1] + "…"
-    return f'"{body}"'
+    return body
 
 
 def _piece(row: Row) -> tuple[str, str | None]:
     tokens = row.tokens
     first = tokens[0]
     if len(tokens) == 1:
-        if first.kind == "special":
-            return first.piece, "special"
+        if first.kind == "special":  # a literal from the tokenizer: escaped all the same
+            return _escaped(first.piece.replace("\\", "\\\\")), "special"
         if first.kind == "invalid":
             return "(invalid ID)", "diagnostic"
         if first.partial_utf8:
@@ -99,7 +105,7 @@ def _notes(item: TokenTrace | EndTrace, tokens: list[TokenTrace]) -> list[tuple[
     if any(t.partial_utf8 for t in tokens) and len(tokens) == 1:
         notes.append(("partial UTF-8", "quiet"))
     if not item.out and item.decoded and len(tokens) <= 1:
-        notes.append((f"held {quote(item.decoded)}", "quiet"))
+        notes.append((f"decoded {quote(item.decoded)}", "quiet"))
     return notes
 
 
@@ -119,7 +125,7 @@ def row_cells(row: Row) -> dict[str, list[tuple[str, str | None]]]:
     segment = " ".join(x for x in (first.channel, first.recipient and f"to={first.recipient}") if x)
     notes = _notes(first, tokens) if len(tokens) == 1 else []
     if len(tokens) > 1 and not out and any(t.decoded for t in tokens):
-        notes.append((f"held {quote(''.join(t.decoded for t in tokens))}", "quiet"))
+        notes.append((f"decoded {quote(''.join(t.decoded for t in tokens))}", "quiet"))
     return {
         "step": [(steps, "quiet")],
         "pos": [(str(first.pos) if len(tokens) == 1 else f"{first.pos}-{last.pos}", None)],
@@ -143,7 +149,9 @@ def _end_cells(end: EndTrace) -> dict[str, list[tuple[str, str | None]]]:
 def _title(trace: Trace) -> str:
     steps = f" in {trace.steps} engine steps" if trace.steps > 1 else ""
     prompt = f", after a {trace.prompt_tokens}-token prompt" if trace.prompt_tokens else ""
-    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}"
+    opened = [e for e in trace.start_events if e[0] == "open"]
+    segment = f" ({' to='.join(x for x in opened[-1][1:3] if x)})" if opened and any(opened[-1][1:3]) else ""
+    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}{segment}"
 
 
 def render(
