@@ -9,6 +9,7 @@
 >>> parser.finish(); message = parser.result()
 """
 from .api import Model, Parser, load
+from .detection import Candidate, DetectionError, detect
 from .errors import (
     BufferLimitError,
     Diagnostic,
@@ -37,6 +38,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load",
+    "detect",
+    "Candidate",
+    "DetectionError",
     "Model",
     "Parser",
     "profile_names",

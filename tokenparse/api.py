@@ -19,7 +19,7 @@ __all__ = ["load", "Model", "Parser"]
 
 
 def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
-    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...).
+    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...); ``"auto"`` detects it from ``tokenizer``.
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
@@ -27,6 +27,10 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
     ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
     """
+    if profile.lower() == "auto":  # detection builds the table; reuse it
+        from .detection import resolve
+
+        profile, tokenizer = resolve(tokenizer)
     spec = get_profile(profile)
     if tokenizer is None:
         if spec.default_table is None:
