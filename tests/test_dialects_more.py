@@ -1,4 +1,4 @@
-"""The further dialects (``tokenparse.more_dialects``): one row per format, one shared check list.
+"""The further dialects (``tokenparse.dialects_more``): one row per format, one shared check list.
 
 Each row is run on a table that holds the family's tags the way its tokenizer does:
 

@@ -9,6 +9,7 @@
 >>> parser.finish(); message = parser.result()
 """
 from .api import Model, Parser, load
+from .detection import Candidate, DetectionError, detect
 from .errors import (
     BufferLimitError,
     Diagnostic,
@@ -16,6 +17,7 @@ from .errors import (
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
+    SnapshotError,
     TokenizerError,
     TokenParseError,
     ToolCallError,
@@ -37,6 +39,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load",
+    "detect",
+    "Candidate",
+    "DetectionError",
     "Model",
     "Parser",
     "profile_names",
@@ -58,4 +63,5 @@ __all__ = [
     "TokenizerError",
     "ParserStateError",
     "DialectSpecError",
+    "SnapshotError",
 ]

@@ -29,7 +29,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, MAX_NAME_CHARS
+from .shared import DIAG, MAX_NAME_CHARS
 
 __all__ = ["GemmaCallGrammar", "Gemma4Grammar", "FunctionGemmaGrammar"]
 

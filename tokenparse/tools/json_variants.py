@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, JsonEnvelopeGrammar, detect_json_call
+from .json_envelope import JsonEnvelopeGrammar, detect_json_call
+from .shared import DIAG
 
 __all__ = ["CohereActionGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar", "JsonCallListGrammar",
            "detect_json_call_list"]

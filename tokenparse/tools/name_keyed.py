@@ -18,7 +18,7 @@ import json
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+from .shared import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
 
 __all__ = ["NameKeyedJsonGrammar"]
 

@@ -97,6 +97,7 @@ class PyLiteral:
                 continue
             if self._word:
                 m = _WORD_CHARS.match(text, i)
+                assert m is not None  # the pattern matches the empty string
                 self._word += m.group()
                 i = m.end()
                 if len(self._word) > _MAX_WORD:

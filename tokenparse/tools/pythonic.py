@@ -32,8 +32,8 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import DIAG, MAX_NAME_CHARS
 from .pyliteral import BLANK, LiteralError, PyLiteral
+from .shared import DIAG, MAX_NAME_CHARS
 
 __all__ = ["PythonicGrammar", "detect_pythonic_call"]
 
@@ -145,6 +145,7 @@ class PythonicGrammar:
                 continue
             if state == NAME:
                 m = _NAME_CHARS.match(text, i)
+                assert m is not None  # the pattern matches the empty string
                 if m.end() > i:
                     self._name.append(m.group())
                     self._name_len += m.end() - i
@@ -174,6 +175,7 @@ class PythonicGrammar:
                 return
             if state == KEY:
                 m = _KEY_CHARS.match(text, i)
+                assert m is not None  # the pattern matches the empty string
                 if m.end() > i:
                     self._key.append(m.group())
                     i = m.end()

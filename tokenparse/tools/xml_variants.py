@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._xml_common import TO_ATTRS, TO_BODY, XmlPayloadGrammar, XmlSyntax
+from ._xml_common import XmlPayloadGrammar
+from .xml_syntax import TO_ATTRS, TO_BODY, XmlSyntax
 
 __all__ = ["GcmlGrammar", "Step3Grammar", "HyV3Grammar", "GCML_SYNTAX", "STEPTML_SYNTAX", "HY_V3_SYNTAX"]
 

@@ -33,8 +33,9 @@ import functools
 import importlib
 import json
 import os
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, cast
 
+from .core import Dialect
 from .errors import DialectSpecError
 from .profiles import Profile
 from .routing.tags import TagDialect
@@ -73,7 +74,8 @@ def is_dialect_file(profile: Any) -> bool:
 
 def profile_from_file(path: str | os.PathLike[str]) -> Profile:
     dialect = dialect_from_file(path)
-    return Profile(name=dialect.name, dialect=functools.partial(_with_options, dialect), description=dialect.description)
+    factory = cast("Callable[..., Dialect]", functools.partial(_with_options, dialect))
+    return Profile(name=dialect.name, dialect=factory, description=dialect.description)
 
 
 def _with_options(dialect: TagDialect, **options: Any) -> TagDialect:

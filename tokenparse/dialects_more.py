@@ -1,21 +1,24 @@
-"""Further built-in text-tag dialects: the tool-call formats of more model families.
+"""Registry rows of the further text-tag dialects: the tool-call formats of more model families.
 
-Each entry is a :class:`~tokenparse.routing.tags.TagDialect` declaration on the shared
-machinery (tags, start mode, payload grammar), registered as a profile like those of
-:mod:`tokenparse.dialects`. None of these families' vocabularies ships in a package, so
-``tokenparse.load(name, tokenizer=engine_tokenizer)`` is how they are used; the tests run them
-on tables with the families' real added-token IDs where those are published
-(:mod:`tokenparse.tokenizers.families`).
+Each row (:class:`~tokenparse.profiles.Profile`) is a :class:`~tokenparse.routing.tags.TagDialect`
+declaration on the shared machinery (tags, start mode, payload grammar), its aliases (the
+serving engines' parser names among them) and its worked example
+(:data:`tokenparse.examples_more.EXAMPLES`), so the conformance suite runs on each.
+:data:`tokenparse.dialects.ROWS` ends with :data:`MORE_ROWS`. None of these families'
+vocabularies ships in a package: ``tokenparse.load(name, tokenizer=engine_tokenizer)``.
 
 Tags listed in ``text_tags`` are matched by ID when the tokenizer has them as one added
 token and as text otherwise (families whose tokenizers differ between releases).
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Callable, cast
 
+from .core import Dialect
+from .examples import WorkedExample
+from .examples_more import EXAMPLES
+from .profiles import Profile
 from .routing.tags import TagDialect
-from .profiles import Profile, register_profile
 from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar, JsonCallListGrammar
@@ -24,7 +27,7 @@ from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
 from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 
-__all__ = ["MORE_DIALECTS", "MORE_ALIASES"]
+__all__ = ["MORE_ROWS", "MORE_DIALECTS", "MORE_ALIASES"]
 
 THINK = ("<think>", "</think>")
 
@@ -174,16 +177,12 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _register() -> None:
-    for name, make in MORE_DIALECTS.items():
-
-        def factory(_make: Callable[[], TagDialect] = make, **options: Any) -> TagDialect:
-            base = _make()
-            return base.replace(**options) if options else base
-
-        register_profile(
-            Profile(name=name, dialect=factory, description=make().description, aliases=MORE_ALIASES.get(name, ()))
-        )
+def _row(name: str, make: Callable[[], TagDialect]) -> Profile:
+    declaration = make()
+    factory = cast("Callable[..., Dialect]", declaration.replace)
+    return Profile(name=name, dialect=factory, description=declaration.description,
+                   aliases=MORE_ALIASES.get(name, ()), example=WorkedExample(**EXAMPLES[name]))
 
 
-_register()
+#: one registry row per further dialect, in declaration order
+MORE_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in MORE_DIALECTS.items())
