@@ -26,6 +26,7 @@ import os
 from typing import Any, Callable, cast
 
 from .core import Dialect
+from .dialects_more import MORE_ROWS
 from .examples import (
     WorkedExample,
     deepseek_fenced_call,
@@ -38,7 +39,6 @@ from .examples import (
     kimi_call,
     xml_function_call,
 )
-from .dialects_more import MORE_ROWS
 from .profiles import Profile
 from .routing.harmony import HarmonyDialect
 from .routing.tags import TagDialect
