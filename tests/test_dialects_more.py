@@ -307,3 +307,18 @@ def test_a_response_is_a_bare_call_only_when_it_starts_like_one(profile, text, i
         assert outcome.calls == [("get_time", "{}")] and outcome.content is None
     else:
         assert outcome.calls == [] and outcome.content == text and outcome.diagnostics == []
+
+
+def test_engine_parser_names_are_aliases_of_one_row_each():
+    from tokenparse.dialects import ROWS
+    from tokenparse.dialects_more import ENGINE_ALIASES
+    from tokenparse.profiles import get_profile
+
+    seen: dict[str, str] = {}
+    for row in ROWS:
+        for key in (row.name, *row.aliases):
+            assert key.lower() not in seen, f"{key} names both {seen.get(key.lower())} and {row.name}"
+            seen[key.lower()] = row.name
+    for profile, names in ENGINE_ALIASES.items():
+        for name in names:
+            assert get_profile(name).name == profile

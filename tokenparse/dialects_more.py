@@ -27,7 +27,7 @@ from .tools.pythonic import PythonicGrammar
 from .tools.xml_call import Qwen3CoderGrammar
 from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 
-__all__ = ["MORE_ROWS", "MORE_DIALECTS", "MORE_ALIASES"]
+__all__ = ["MORE_ROWS", "MORE_DIALECTS", "MORE_ALIASES", "ENGINE_ALIASES", "with_engine_aliases"]
 
 THINK = ("<think>", "</think>")
 
@@ -186,3 +186,35 @@ def _row(name: str, make: Callable[[], TagDialect]) -> Profile:
 
 #: one registry row per further dialect, in declaration order
 MORE_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in MORE_DIALECTS.items())
+
+
+#: the serving engines' parser names (vLLM ``--tool-call-parser`` / ``--reasoning-parser``,
+#: SGLang ``--tool-call-parser``) of the formats the first rows decode, as aliases. Families
+#: that share a format share its row: Step-3.5, MiMo and Nemotron 3 write Qwen3.5's, Ling 3
+#: GLM-4.7's, Poolside GLM-4.5's.
+ENGINE_ALIASES: dict[str, tuple[str, ...]] = {
+    "gpt-oss": ("openai", "openai_gptoss"),
+    "qwen3": ("qwen3_json", "qwen", "qwen25"),
+    "qwen3-coder": ("qwen3_coder", "qwen3_xml"),
+    "qwen3.5": ("step3p5", "step-3.5", "mimo", "nemotron_v3", "nemotron_3", "nemotron-3", "granite_thinking_parser"),
+    "deepseek-r1": ("deepseek_r1",),
+    "deepseek-v3": ("deepseek_v3", "deepseekv3"),
+    "deepseek-v3.1": ("deepseek_v31", "deepseekv31"),
+    "deepseek-v3.2": ("deepseek_v32", "deepseekv32"),
+    "deepseek-v4": ("deepseek_v4", "deepseekv4"),
+    "glm-4.5": ("glm45", "glm", "poolside_v1", "poolside-v1"),
+    "glm-4.7": ("glm47", "ling3"),
+    "kimi-k2": ("kimi_k2",),
+    "llama3": ("llama3_json",),
+    "minimax-m2": ("minimax_m2",),
+}
+
+
+def with_engine_aliases(rows: tuple[Profile, ...]) -> tuple[Profile, ...]:
+    """``rows`` with :data:`ENGINE_ALIASES` added to their aliases."""
+    import dataclasses
+
+    return tuple(
+        dataclasses.replace(row, aliases=row.aliases + ENGINE_ALIASES[row.name]) if row.name in ENGINE_ALIASES else row
+        for row in rows
+    )
