@@ -66,12 +66,14 @@ class HarmonyDecoder:
         max_header_tokens: int = 128,
         header_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
+        non_text: frozenset[int] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
-        self._non_text = non_text_ids(table, tokens)
+        # computed once per model (BoundHarmony): building it costs more than a short response
+        self._non_text = non_text if non_text is not None else non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table

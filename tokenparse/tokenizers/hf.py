@@ -30,7 +30,7 @@ from ..errors import TokenizerError
 from .files import read_json_file
 from .table import PlainEncoder, TextEncoder, TokenTable
 
-__all__ = ["table_from_hf", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
+__all__ = ["table_from_hf", "wrapped_tokenizer", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
 
 
 # --------------------------------------------------------------------------- piece decoding
@@ -272,7 +272,8 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
 
     Accepts a ``tokenizers.Tokenizer``; a transformers tokenizer (duck-typed, transformers
     is not imported: a fast one through ``backend_tokenizer``, a slow one through
-    ``get_vocab()`` / ``added_tokens_decoder``); a path to a ``tokenizer.json`` or to a
+    ``get_vocab()`` / ``added_tokens_decoder``, ``MistralCommonBackend`` and processors
+    through the tokenizer they wrap, see :func:`wrapped_tokenizer`); a path to a ``tokenizer.json`` or to a
     folder holding one; or an already parsed ``tokenizer.json`` dict.
     """
     if isinstance(tokenizer, (str, os.PathLike)):
@@ -286,6 +287,13 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
     if _is_tokenizers_obj(tokenizer):
         raw = tokenizer.to_str()
         return table_from_tokenizer_json(json.loads(raw), name=name or "", encoder=HFPlainEncoder(tokenizer.to_str))
+    inner = wrapped_tokenizer(tokenizer)
+    if inner is not None:
+        if type(inner).__module__.split(".")[0] == "mistral_common":
+            from .tekken import table_from_tekken
+
+            return table_from_tekken(inner, name=name)
+        return table_from_hf(inner, name=name)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and hasattr(backend, "to_str"):
         tname = name or str(getattr(tokenizer, "name_or_path", "") or "")
@@ -296,6 +304,26 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
         "table_from_hf accepts a tokenizers.Tokenizer, a transformers tokenizer, a tokenizer.json "
         f"path or folder, or a parsed tokenizer.json dict; got {type(tokenizer).__name__}"
     )
+
+
+def wrapped_tokenizer(obj: Any) -> Any:
+    """The tokenizer a wrapper object holds in ``.tokenizer``, or ``None``.
+
+    Two transformers wrappers do that: ``MistralCommonBackend`` (a mistral-common
+    ``MistralTokenizer``, whose table comes from tekken) and processors (``AutoProcessor``
+    of multimodal models, holding a transformers tokenizer); so do engine objects that keep
+    the tokenizer they were given. Duck-typed, like the rest of this module: transformers is
+    never imported.
+    """
+    inner = getattr(obj, "tokenizer", None)
+    if inner is None or inner is obj:
+        return None
+    root = type(inner).__module__.split(".")[0]
+    if root == "mistral_common":
+        return inner if type(obj).__module__.startswith("transformers") else None
+    if root.startswith("transformers") and (hasattr(inner, "backend_tokenizer") or callable(getattr(inner, "get_vocab", None))):
+        return inner
+    return None
 
 
 def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
