@@ -195,6 +195,7 @@ def run_batch(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         if _is_parquet(args.batch):
+            total: int | None
             total, chunks = _parquet_chunks(args.batch)
             written = _from_parquet(chunks, total, args.out, out, shared_tools, decode)
         else:

@@ -149,7 +149,7 @@ class _ModelIndex:
         return obj
 
 
-_INDEXES: "weakref.WeakKeyDictionary[Any, _ModelIndex]" = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[Any, _ModelIndex] = weakref.WeakKeyDictionary()
 
 
 def _index(model: Any) -> _ModelIndex:
@@ -165,7 +165,7 @@ def _attributes(obj: Any) -> list[tuple[str, Any]]:
     d = getattr(obj, "__dict__", None)
     if d is not None and type(d) is dict:
         out.extend(d.items())
-    for slot in _slot_names(type(obj)):
+    for slot in _slot_names(type(obj)):  # type: ignore[arg-type]
         try:
             out.append((slot, object.__getattribute__(obj, slot)))
         except AttributeError:
@@ -285,7 +285,7 @@ class _Writer:
         ref = self._new(obj)
         slot = ref[0]
         if kind is list or kind is tuple or kind is set or kind is frozenset:
-            tag = {list: "L", tuple: "T", set: "S", frozenset: "F"}[kind]
+            tag = {list: "L", tuple: "T", set: "S", frozenset: "F"}[kind]  # type: ignore[index]
             self.records[slot] = (tag, [self.value(item) for item in obj])
         elif kind is dict:
             flat: list[Any] = []
@@ -305,7 +305,7 @@ class _Writer:
             self.records[slot] = ("BM", self.value(obj.__self__), obj.__name__)
         elif isinstance(obj, (type, types.FunctionType)):
             self.records[slot] = ("G",) + self._qualified(obj)
-        elif isinstance(obj, list) and not _slot_names(kind) and getattr(obj, "__dict__", None) is None:
+        elif isinstance(obj, list) and not _slot_names(kind) and getattr(obj, "__dict__", None) is None:  # type: ignore[arg-type]
             # a tokenparse list subclass without attributes (a list that keeps nothing)
             self.records[slot] = ("LS", self.value(kind), [self.value(item) for item in obj])
         else:
@@ -323,7 +323,7 @@ class _Writer:
         return ref
 
     def _named(self, function: Any) -> tuple[int]:
-        return self.value(function)  # type: ignore[return-value]
+        return self.value(function)
 
     def _qualified(self, obj: Any) -> tuple[str, str]:
         known = _QUALIFIED.get(id(obj))
