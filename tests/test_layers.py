@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("routing", ("tokenparse.routing",)),
     ("payload grammars", ("tokenparse.tools", "tokenparse.json")),
     ("assembly", ("tokenparse.assembly", "tokenparse.toolset", "tokenparse.messages")),
-    ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples")),
+    ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples", "tokenparse.detection")),
     ("api", ("tokenparse.api",)),
     # adapters, CLI, explain, the package's own __init__, and any module not listed above
     ("application", ("tokenparse.adapters", "tokenparse.cli", "tokenparse.explain", "tokenparse")),
