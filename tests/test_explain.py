@@ -169,9 +169,27 @@ def test_every_fed_id_appears_once_in_order(cases, name):
     assert [t["pos"] for t in tokens] == list(range(len(fed)))
     assert rows[0]["kind"] == "start" and rows[0]["token_count"] == len(fed)
     assert rows[-1]["kind"] == "end" and rows[-1]["pos"] == len(fed)
-    assert rows[-1]["same_as_steps"] is True  # one ID at a time gave what the steps as given give
+    # one ID at a time gave what the steps as given give, up to diagnostic positions (below)
+    assert set(rows[-1].get("differing", [])) <= {"diagnostic positions"}
     for row in rows[1:-1]:  # a row's position and count describe its tokens
         assert row["pos"] == row["tokens"][0]["pos"] and row["count"] == len(row["tokens"])
+
+
+#: a problem a layer reports without its token is placed by the parser at the token being
+#: read, which for a whole engine step is the step's last token (Parser._locate_diagnostics)
+CHUNKED_POSITIONS = "diagnostic positions depend on the engine steps: fed whole, a diagnostic without a known " \
+    "token is placed on the step's last token (here unknown_tool at 49, one ID at a time 27)"
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=CHUNKED_POSITIONS))
+    if name == "qwen3-malformed" else name for name in CASES
+])
+def test_the_trace_is_what_the_steps_as_given_give(cases, name):
+    """``same_as_steps``: a parser fed the engine steps as given agrees with the trace on the
+    message, the diagnostics with their positions, and the error."""
+    end = _explain(cases[name])[-1]
+    assert end["same_as_steps"] is True, end.get("differing")
 
 
 @pytest.mark.parametrize("chunk", [None, "1", "3", "1000000"])
@@ -279,6 +297,25 @@ def test_piped_output_has_no_escape_codes(cases, name, monkeypatch):
     assert "\x1b[" in coloured  # the check above can fail: the same rows coloured
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_on_a_terminal_unless_no_color(cases, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    case = cases["deepseek-v4-malformed"]
+    terminal = _Terminal()
+    assert main(["explain", *_args(case)], out=terminal) == 0
+    assert "\x1b[" in terminal.getvalue()
+    for argv, env in (([], "1"), (["--no-color"], None)):
+        if env:
+            monkeypatch.setenv("NO_COLOR", env)
+        terminal = _Terminal()
+        assert main(["explain", *_args(case), *argv], out=terminal) == 0
+        assert "\x1b" not in terminal.getvalue()
+
+
 def test_model_text_cannot_write_to_the_terminal(tmp_path, encode_harmony, encode_plain, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # coloured output fits the terminal: make it wide enough
     ids = encode_harmony("<|channel|>final<|message|>") + encode_plain("red\x1b[31m\u202e!") + encode_harmony("<|end|>")
@@ -322,7 +359,7 @@ def test_a_trace_that_differs_from_the_steps_as_given_says_so(cases, monkeypatch
     original = record._outcome_of_steps
     monkeypatch.setattr(record, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
     rows = _explain(cases["gpt-oss-call"])
-    assert rows[-1]["same_as_steps"] is False and "the message" in rows[-1]["difference"]
+    assert rows[-1]["same_as_steps"] is False and "message" in rows[-1]["differing"]
     assert "warning: this trace and a parse of the engine steps as given disagree" in _table(cases["gpt-oss-call"])
 
 

@@ -91,8 +91,8 @@ def trace(
     """Parse ``steps`` (engine steps of IDs) and return the token-by-token :class:`Trace`.
 
     The traced parser is fed one ID at a time; a second, unobserved parser is fed the steps
-    as given, and ``Trace.difference`` says how the two outcomes differ (``None``: they do
-    not), so a trace never silently shows something ``decode`` would not do.
+    as given, and ``Trace.differing`` names what differs between the two outcomes (empty:
+    nothing), so a trace never silently shows something ``decode`` would not do.
     """
     given = [[_plain_int(t) for t in step] for step in steps]
     observer = TraceObserver()
@@ -145,9 +145,9 @@ def trace(
         _place(diagnostic, raised, tokens, end)
     as_given = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds())
     stopped = error if end is None else end.error
-    difference = _difference(_outcome(parser, stopped), _outcome_of_steps(as_given, given, finish_reason))
+    differing = _differing(_outcome(parser, stopped), _outcome_of_steps(as_given, given, finish_reason))
     return Trace(model.name, start_state, start_events, len(given), tokens, end, len(prompt_token_ids or ()),
-                 difference)
+                 differing)
 
 
 class _CallIds:
@@ -162,13 +162,13 @@ class _CallIds:
 
 
 def _outcome(parser: Parser, error: TokenParseError | None) -> dict:
-    # Positions are left out: a problem a layer finds without knowing its token is placed by
-    # the parser at the token being read, which for a whole engine step means the step's
-    # last token; fed one ID at a time, the trace has the exact one.
+    # keys name what differs; positions apart: a diagnostic names a token whatever the steps
     return {
         "message": parser.result().model_dump(mode="json"),
         "diagnostics": [(d.code, d.text) for d in parser.diagnostics],
+        "diagnostic positions": [d.position for d in parser.diagnostics],
         "error": None if error is None else error.code,
+        "error position": None if error is None else error.position,
     }
 
 
@@ -183,14 +183,12 @@ def _outcome_of_steps(parser: Parser, steps: list[list[int]], finish_reason: str
     return _outcome(parser, error)
 
 
-def _difference(traced: dict, as_given: dict) -> str | None:
+def _differing(traced: dict, as_given: dict) -> tuple[str, ...]:
+    """What differs between the two outcomes (empty: nothing)."""
     keys = list(traced)
     if traced["error"] is not None or as_given["error"] is not None:
         keys.remove("message")  # after a strict-mode error the message is only what was read so far
-    differing = [key for key in keys if traced[key] != as_given[key]]
-    if not differing:
-        return None
-    return f"this trace and a parse of the engine steps as given disagree on the {' and the '.join(differing)}"
+    return tuple(key for key in keys if traced[key] != as_given[key])
 
 
 def _take_events(item: TokenTrace | EndTrace, events: list[tuple], segment: Any) -> Any:

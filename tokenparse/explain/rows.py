@@ -25,8 +25,8 @@ JSON lines (version :data:`FORMAT_VERSION`), one object each:
     ``position``).
 ``{"kind": "end", "pos", "state", "finish_reason", "out", ..., "same_as_steps"}``
     What ``finish()`` did (same optional fields as a token); ``same_as_steps`` is false,
-    with a ``difference``, if a parser fed the engine steps as given disagreed (a bug to
-    report); ``stopped`` instead of the rest when a strict-mode error ended the stream.
+    with ``differing`` naming what, if a parser fed the engine steps as given disagreed (a
+    bug to report); ``stopped`` instead of the rest when a strict-mode error ended the stream.
 """
 from __future__ import annotations
 
@@ -146,9 +146,17 @@ class Trace:
     tokens: list[TokenTrace]
     end: EndTrace | None  # None when a strict-mode error stopped the stream
     prompt_tokens: int = 0
-    #: how the outcome differs from one parser fed the steps as given (``None``: it does not;
-    #: anything else is a tokenparse bug: chunking must not change the result)
-    difference: str | None = None
+    #: what differs from one parser fed the engine steps as given (``message``,
+    #: ``diagnostics``, ``diagnostic positions``, ``error``, ``error position``); anything
+    #: is a tokenparse bug: how the IDs are cut must not change the outcome
+    differing: tuple[str, ...] = ()
+
+    @property
+    def difference(self) -> str | None:
+        """``differing`` as a sentence, or ``None``."""
+        if not self.differing:
+            return None
+        return f"this trace and a parse of the engine steps as given disagree on the {' and the '.join(self.differing)}"
 
     def start_json(self) -> dict:
         data: dict[str, Any] = {"kind": "start", "version": FORMAT_VERSION, "model": self.model,
@@ -160,9 +168,9 @@ class Trace:
 
     def end_json(self) -> dict:
         data = self.end.to_json() if self.end is not None else {"kind": "end", "pos": len(self.tokens), "stopped": True}
-        data["same_as_steps"] = self.difference is None
-        if self.difference is not None:
-            data["difference"] = self.difference
+        data["same_as_steps"] = not self.differing
+        if self.differing:
+            data["differing"] = list(self.differing)
         return data
 
 

@@ -14,6 +14,7 @@ completion cannot write to the terminal.
 """
 from __future__ import annotations
 
+import os
 import unicodedata
 from typing import TextIO
 
@@ -22,7 +23,7 @@ from .rows import EndTrace, Output, Row, TokenTrace, Trace, fold
 __all__ = ["COLUMNS", "render", "row_cells"]
 
 COLUMNS = ("step", "pos", "id", "piece", "state", "segment", "output", "notes")
-#: longest text shown in a cell of a folded row (``--all`` shows every token on its own)
+#: widest text (terminal columns) shown in a cell of a folded row (``--all`` shows every token)
 MAX_CELL_CHARS = 48
 
 #: style per destination, and for diagnostics and structure
@@ -55,9 +56,19 @@ def _escaped(text: str, limit: int | None = None) -> str:
             escaped = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
         out.append(ch if escaped is None else escaped)
     body = "".join(out)
-    if limit is not None and len(body) > limit:
-        body = body[: limit - 1] + "…"
+    if limit is not None and _cells(body) > limit:  # cut by terminal columns, not characters
+        body = _cut(body, limit - 1) + "…"
     return body
+
+
+def _cut(text: str, width: int) -> str:
+    """The longest start of ``text`` that fits in ``width`` terminal columns."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += _cells(ch)
+        if used > width:
+            return text[:i]
+    return text
 
 
 def _piece(row: Row) -> tuple[str, str | None]:
@@ -159,12 +170,12 @@ def render(
 ) -> None:
     """Write the table for ``trace`` to ``out``.
 
-    ``color=None``: colour when ``out`` is a terminal. ``width``: fit the table into that
+    ``color=None``: colour when ``out`` is a terminal and ``NO_COLOR`` is not set. ``width``: fit the table into that
     many columns (default: the terminal's width when colouring, otherwise no limit).
     """
-    if color is None:
+    if color is None:  # a terminal, unless NO_COLOR (https://no-color.org) says otherwise
         isatty = getattr(out, "isatty", None)
-        color = bool(isatty and isatty())
+        color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
     rows = [row_cells(row) for row in fold(trace.tokens, all_tokens=all_tokens)]
     if trace.end is not None:
         rows.append(_end_cells(trace.end))
@@ -250,12 +261,7 @@ def _fit(parts: list[tuple[str, str | None]], width: int) -> list[tuple[str, str
             out.append((text, style))
             room -= size
             continue
-        kept = ""
-        for ch in text:
-            if _cells(kept + ch) > room - 1:
-                break
-            kept += ch
-        out.append((kept + "…", style))
+        out.append((_cut(text, room - 1) + "…", style))
         break
     return out
 

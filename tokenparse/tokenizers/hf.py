@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..errors import TokenizerError
-from .table import TokenTable
+from .files import read_json_file
+from .table import PlainEncoder, TextEncoder, TokenTable
 
 __all__ = ["table_from_hf", "wrapped_tokenizer", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
 
@@ -122,7 +123,7 @@ def _detect_decoding(spec: Mapping[str, Any], source: str) -> _Decoding:
     bad = types & _UNSUPPORTED_DECODERS
     if bad:
         raise TokenizerError(
-            f"{source}: decoder {sorted(bad)[0]} makes a token's text depend on its neighbours; "
+            f"{source}: decoder {sorted(map(str, bad))[0]} makes a token's text depend on its neighbours; "
             "supported are byte-level BPE (ByteLevel) and SentencePiece-style (Metaspace/Replace '▁', ByteFallback)"
         )
     if "ByteLevel" in types:
@@ -167,7 +168,7 @@ def _model_vocab(model: Mapping[str, Any], source: str) -> Iterable[tuple[str, i
 
 
 def table_from_tokenizer_json(
-    spec: Mapping[str, Any], *, name: str = "", encoder: object | None = None, source: str | None = None
+    spec: Mapping[str, Any], *, name: str = "", encoder: TextEncoder | None = None, source: str | None = None
 ) -> TokenTable:
     """Table from a parsed ``tokenizer.json``.
 
@@ -239,18 +240,6 @@ class HFPlainEncoder:
             spec["added_tokens"] = []
             self._tok = Tokenizer.from_str(json.dumps(spec))
         return list(self._tok.encode(text, add_special_tokens=False).ids)
-
-
-def read_json_file(p: Path) -> Any:
-    """The JSON value in file ``p``; an unreadable or invalid file is a :class:`TokenizerError`."""
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
 
 
 def _read_json_path(path: str | os.PathLike[str]) -> tuple[Path, Any]:
@@ -327,16 +316,6 @@ def wrapped_tokenizer(obj: Any) -> Any:
     return None
 
 
-class _CallEncoder:
-    __slots__ = ("_tok",)
-
-    def __init__(self, tok: Any) -> None:
-        self._tok = tok
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, add_special_tokens=False))
-
-
 def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
     """A transformers "slow" (pure Python) tokenizer: vocabulary strings + added tokens.
 
@@ -389,5 +368,5 @@ def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
             added.setdefault(str(tokens[i]), i)
             control.add(i)
             pieces[i] = None
-    encoder = _CallEncoder(tok) if callable(getattr(tok, "encode", None)) else None
+    encoder = PlainEncoder(tok, add_special_tokens=False) if callable(getattr(tok, "encode", None)) else None
     return TokenTable(pieces, added, control, name=tname, encoder=encoder)
