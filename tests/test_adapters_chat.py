@@ -7,7 +7,7 @@ import json
 import pytest
 from openai.types.chat import ChatCompletion
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import (
+from adapters_support import (
     assert_chat_matches,
     check_chat_well_formed,
     sdk_chat,

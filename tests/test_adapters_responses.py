@@ -8,7 +8,7 @@ import json
 import pytest
 from openai.types.responses import Response
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import assert_responses_matches, run_started_stream, check_responses_well_formed, sdk_responses, steps_for
+from adapters_support import assert_responses_matches, run_started_stream, check_responses_well_formed, sdk_responses, steps_for
 
 from tokenparse.adapters import DeltaContractError, ResponsesStream, build_response, builtin_item_type
 from tokenparse.errors import ParserStateError

@@ -18,7 +18,7 @@ from anthropic.types import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming import CHUNK_SIZES, chunks
-from test_adapters_support import check_anthropic_well_formed, sdk_anthropic
+from adapters_support import check_anthropic_well_formed, sdk_anthropic
 
 from tokenparse.adapters import AnthropicMessageStream
 from tokenparse.adapters._tool_input import ToolInput, partial_object

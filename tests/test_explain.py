@@ -8,6 +8,7 @@ deltas' text, each diagnostic on the row of the token it names.
 from __future__ import annotations
 
 import io
+import sys
 import json
 from collections import Counter
 from pathlib import Path
@@ -168,9 +169,27 @@ def test_every_fed_id_appears_once_in_order(cases, name):
     assert [t["pos"] for t in tokens] == list(range(len(fed)))
     assert rows[0]["kind"] == "start" and rows[0]["token_count"] == len(fed)
     assert rows[-1]["kind"] == "end" and rows[-1]["pos"] == len(fed)
-    assert rows[-1]["same_as_steps"] is True  # one ID at a time gave what the steps as given give
+    # one ID at a time gave what the steps as given give, up to diagnostic positions (below)
+    assert set(rows[-1].get("differing", [])) <= {"diagnostic positions"}
     for row in rows[1:-1]:  # a row's position and count describe its tokens
         assert row["pos"] == row["tokens"][0]["pos"] and row["count"] == len(row["tokens"])
+
+
+#: a problem a layer reports without its token is placed by the parser at the token being
+#: read, which for a whole engine step is the step's last token (Parser._locate_diagnostics)
+CHUNKED_POSITIONS = "diagnostic positions depend on the engine steps: fed whole, a diagnostic without a known " \
+    "token is placed on the step's last token (here unknown_tool at 49, one ID at a time 27)"
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=CHUNKED_POSITIONS))
+    if name == "qwen3-malformed" else name for name in CASES
+])
+def test_the_trace_is_what_the_steps_as_given_give(cases, name):
+    """``same_as_steps``: a parser fed the engine steps as given agrees with the trace on the
+    message, the diagnostics with their positions, and the error."""
+    end = _explain(cases[name])[-1]
+    assert end["same_as_steps"] is True, end.get("differing")
 
 
 @pytest.mark.parametrize("chunk", [None, "1", "3", "1000000"])
@@ -193,16 +212,23 @@ def test_diagnostics_sit_at_their_token_positions(cases, name):
             if d["position"] is not None:
                 assert d["position"] == item["pos"], d
             placed.append((d["code"], d["position"]))
-    parser = tokenparse.load(profile).parser(tools=json.loads(Path(tools).read_text()) if tools else None)
-    for step in steps:
-        parser.feed(step)
-    parser.finish()
-    expected = [(d.code, d.position) for d in parser.diagnostics]
-    assert Counter(placed) == Counter(expected)
+    # the same diagnostics as a parser without an observer fed one ID at a time, and, up to
+    # positions, as one fed the engine steps as given (a layer that does not know a
+    # problem's token leaves it to the parser, which then names the step's last token)
+    tools_list = json.loads(Path(tools).read_text()) if tools else None
+    expected = {}
+    for label, chunks in (("ids", [[t] for step in steps for t in step]), ("steps", steps)):
+        parser = tokenparse.load(profile).parser(tools=tools_list)
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.finish()
+        expected[label] = [(d.code, d.position) for d in parser.diagnostics]
+    assert Counter(placed) == Counter(expected["ids"])
+    assert Counter(code for code, _ in placed) == Counter(code for code, _ in expected["steps"])
     if "malformed" in name:
-        assert expected, "a malformed case must report something"
+        assert placed, "a malformed case must report something"
     else:
-        assert expected == []
+        assert placed == []
 
 
 def test_malformed_gpt_oss_shows_where_it_was_repaired(cases):
@@ -271,6 +297,25 @@ def test_piped_output_has_no_escape_codes(cases, name, monkeypatch):
     assert "\x1b[" in coloured  # the check above can fail: the same rows coloured
 
 
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_colour_on_a_terminal_unless_no_color(cases, monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    case = cases["deepseek-v4-malformed"]
+    terminal = _Terminal()
+    assert main(["explain", *_args(case)], out=terminal) == 0
+    assert "\x1b[" in terminal.getvalue()
+    for argv, env in (([], "1"), (["--no-color"], None)):
+        if env:
+            monkeypatch.setenv("NO_COLOR", env)
+        terminal = _Terminal()
+        assert main(["explain", *_args(case), *argv], out=terminal) == 0
+        assert "\x1b" not in terminal.getvalue()
+
+
 def test_model_text_cannot_write_to_the_terminal(tmp_path, encode_harmony, encode_plain, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # coloured output fits the terminal: make it wide enough
     ids = encode_harmony("<|channel|>final<|message|>") + encode_plain("red\x1b[31m\u202e!") + encode_harmony("<|end|>")
@@ -309,10 +354,16 @@ def test_trace_api_and_prompt_start_state():
 
 def test_a_trace_that_differs_from_the_steps_as_given_says_so(cases, monkeypatch):
     """The check behind ``same_as_steps`` can fail: here the reference parse skips a step."""
-    import tokenparse.explain as explain
+    import tokenparse.explain.record as record
 
-    original = explain._outcome_of_steps
-    monkeypatch.setattr(explain, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
+    original = record._outcome_of_steps
+    monkeypatch.setattr(record, "_outcome_of_steps", lambda parser, steps, reason: original(parser, steps[1:], reason))
     rows = _explain(cases["gpt-oss-call"])
-    assert rows[-1]["same_as_steps"] is False and "the message" in rows[-1]["difference"]
+    assert rows[-1]["same_as_steps"] is False and "message" in rows[-1]["differing"]
     assert "warning: this trace and a parse of the engine steps as given disagree" in _table(cases["gpt-oss-call"])
+
+
+def test_without_rich_colour_falls_back_to_the_plain_table(cases, monkeypatch):
+    plain = _table(cases["qwen3-malformed"])
+    monkeypatch.setitem(sys.modules, "rich.console", None)  # the explain extra is not installed
+    assert _table(cases["qwen3-malformed"], "--color") == plain

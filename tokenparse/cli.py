@@ -299,6 +299,9 @@ def build_argparser() -> argparse.ArgumentParser:
     d.add_argument("--reasoning-field", default="reasoning", choices=("reasoning", "reasoning_content"),
                    help="chat: the delta field reasoning goes in (default: reasoning, as vLLM)")
     d.add_argument("--diagnostics", action="store_true", help="print recovered problems to stderr as JSON lines")
+    from .cli_batch import add_batch_arguments  # decode --batch IN --out OUT
+
+    add_batch_arguments(d)
     sub.add_parser("profiles", help="list the built-in model profiles")
     from .cli_explain import add_explain_parser
 
@@ -320,6 +323,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     from .errors import TokenParseError
 
     try:
+        if getattr(args, "batch", None):
+            from .cli_batch import run_batch
+
+            return run_batch(args, out)
         return _decode(args, out)
     except BrokenPipeError:
         # the reader went away (`| head`): stop quietly, as other command-line tools do

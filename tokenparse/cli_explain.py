@@ -6,7 +6,6 @@ token-by-token trace as a table, or with ``--json`` as JSON lines.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, TextIO
 
@@ -41,16 +40,12 @@ def add_explain_parser(sub: Any) -> None:
 def explain(args: argparse.Namespace, out: TextIO) -> int:
     import tokenparse
 
-    from .cli import read_steps, rechunk
-    from .explain import json_lines, trace
+    from .cli import _read_file, _read_steps_file, read_tools, rechunk  # decode's own input readers
+    from .explain import json_lines, render, trace
 
-    steps = rechunk(read_steps(_read(args.input)), args.chunk)
-    tools = None
-    if args.tools:
-        tools = json.loads(_read(args.tools))
-        if isinstance(tools, dict) and "tools" in tools:
-            tools = tools["tools"]
-    prompt_ids = [t for step in read_steps(_read(args.prompt)) for t in step] if args.prompt else None
+    steps = rechunk(_read_steps_file(args.input), args.chunk)
+    tools = read_tools(*_read_file(args.tools)) if args.tools else None
+    prompt_ids = [t for step in _read_steps_file(args.prompt) for t in step] if args.prompt else None
     model = tokenparse.load(args.model, tokenizer=args.tokenizer)
     result = trace(model, steps, tools=tools, prompt_token_ids=prompt_ids, strict=args.strict,
                    finish_reason=args.finish_reason)
@@ -58,8 +53,6 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
         for line in json_lines(result, all_tokens=args.all_tokens):
             out.write(line + "\n")
     else:
-        from .explain_render import render
-
         render(result, out, all_tokens=args.all_tokens, color=args.color)
     out.flush()
     stopped = result.tokens[-1].error if result.end is None else result.end.error
@@ -67,10 +60,3 @@ def explain(args: argparse.Namespace, out: TextIO) -> int:
         print(f"tokenparse: error: {stopped}", file=sys.stderr)
         return 2
     return 0
-
-
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8") as f:
-        return f.read()

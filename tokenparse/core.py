@@ -148,7 +148,7 @@ class BoundDialect(Protocol):
 class Dialect(Protocol):
     name: str
 
-    def bind(self, table: "TokenTable") -> BoundDialect:
+    def bind(self, table: TokenTable) -> BoundDialect:
         """Resolve literals to IDs; raise ``TokenizerError`` naming any literal the table lacks."""
         ...
 

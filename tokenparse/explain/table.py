@@ -3,24 +3,27 @@
 One row per token, or per run of ordinary tokens that fold together (see
 :func:`tokenparse.explain.fold`): engine step, position, ID, piece, the state the token was
 read in, its segment (channel and recipient), what the client got from it, and notes
-(segment boundaries, diagnostics). On a terminal the output is coloured by destination
-(reasoning, content, tool arguments, built-in tools; diagnostics red) with ``rich`` (the
-``explain`` extra); piped, with ``color=False`` or without ``rich`` it is the same table as
-plain fixed-width text, without escape codes.
-Model text is shown quoted, with control and format characters escaped, so a completion
-cannot write to the terminal.
+(diagnostics, segment boundaries, and ``decoded "…"`` for text the decoder passed on that
+gave the client nothing at that token: a tool envelope, template newlines, held text).
+
+On a terminal the output is coloured by destination (reasoning, content, tool arguments,
+built-in tools; diagnostics red) with ``rich`` (the ``explain`` extra); piped, with
+``color=False`` or without ``rich`` it is the same table as plain fixed-width text, without
+escape codes. Model text is shown quoted, with control and format characters escaped, so a
+completion cannot write to the terminal.
 """
 from __future__ import annotations
 
+import os
 import unicodedata
 from typing import TextIO
 
-from .explain import EndTrace, Output, Row, TokenTrace, Trace, fold
+from .rows import EndTrace, Output, Row, TokenTrace, Trace, fold
 
 __all__ = ["COLUMNS", "render", "row_cells"]
 
 COLUMNS = ("step", "pos", "id", "piece", "state", "segment", "output", "notes")
-#: longest text shown in a cell of a folded row (``--all`` shows every token on its own)
+#: widest text (terminal columns) shown in a cell of a folded row (``--all`` shows every token)
 MAX_CELL_CHARS = 48
 
 #: style per destination, and for diagnostics and structure
@@ -41,6 +44,10 @@ _ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", '"': '\\"'}
 
 def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
     """``text`` in double quotes, control/format characters escaped, cut at ``limit``."""
+    return f'"{_escaped(text, limit)}"'
+
+
+def _escaped(text: str, limit: int | None = None) -> str:
     out = []
     for ch in text:
         escaped = _ESCAPES.get(ch)
@@ -49,17 +56,27 @@ def quote(text: str, limit: int | None = MAX_CELL_CHARS) -> str:
             escaped = f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
         out.append(ch if escaped is None else escaped)
     body = "".join(out)
-    if limit is not None and len(body) > limit:
-        body = body[: limit - 1] + "…"
-    return f'"{body}"'
+    if limit is not None and _cells(body) > limit:  # cut by terminal columns, not characters
+        body = _cut(body, limit - 1) + "…"
+    return body
+
+
+def _cut(text: str, width: int) -> str:
+    """The longest start of ``text`` that fits in ``width`` terminal columns."""
+    used = 0
+    for i, ch in enumerate(text):
+        used += _cells(ch)
+        if used > width:
+            return text[:i]
+    return text
 
 
 def _piece(row: Row) -> tuple[str, str | None]:
     tokens = row.tokens
     first = tokens[0]
     if len(tokens) == 1:
-        if first.kind == "special":
-            return first.piece, "special"
+        if first.kind == "special":  # a literal from the tokenizer: escaped all the same
+            return _escaped(first.piece.replace("\\", "\\\\")), "special"
         if first.kind == "invalid":
             return "(invalid ID)", "diagnostic"
         if first.partial_utf8:
@@ -99,7 +116,7 @@ def _notes(item: TokenTrace | EndTrace, tokens: list[TokenTrace]) -> list[tuple[
     if any(t.partial_utf8 for t in tokens) and len(tokens) == 1:
         notes.append(("partial UTF-8", "quiet"))
     if not item.out and item.decoded and len(tokens) <= 1:
-        notes.append((f"held {quote(item.decoded)}", "quiet"))
+        notes.append((f"decoded {quote(item.decoded)}", "quiet"))
     return notes
 
 
@@ -119,7 +136,7 @@ def row_cells(row: Row) -> dict[str, list[tuple[str, str | None]]]:
     segment = " ".join(x for x in (first.channel, first.recipient and f"to={first.recipient}") if x)
     notes = _notes(first, tokens) if len(tokens) == 1 else []
     if len(tokens) > 1 and not out and any(t.decoded for t in tokens):
-        notes.append((f"held {quote(''.join(t.decoded for t in tokens))}", "quiet"))
+        notes.append((f"decoded {quote(''.join(t.decoded for t in tokens))}", "quiet"))
     return {
         "step": [(steps, "quiet")],
         "pos": [(str(first.pos) if len(tokens) == 1 else f"{first.pos}-{last.pos}", None)],
@@ -143,7 +160,9 @@ def _end_cells(end: EndTrace) -> dict[str, list[tuple[str, str | None]]]:
 def _title(trace: Trace) -> str:
     steps = f" in {trace.steps} engine steps" if trace.steps > 1 else ""
     prompt = f", after a {trace.prompt_tokens}-token prompt" if trace.prompt_tokens else ""
-    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}"
+    opened = [e for e in trace.start_events if e[0] == "open"]
+    segment = f" ({' to='.join(x for x in opened[-1][1:3] if x)})" if opened and any(opened[-1][1:3]) else ""
+    return f"{trace.model}: {len(trace.tokens)} tokens{steps}{prompt}; starts in {trace.start_state}{segment}"
 
 
 def render(
@@ -151,12 +170,12 @@ def render(
 ) -> None:
     """Write the table for ``trace`` to ``out``.
 
-    ``color=None``: colour when ``out`` is a terminal. ``width``: fit the table into that
+    ``color=None``: colour when ``out`` is a terminal and ``NO_COLOR`` is not set. ``width``: fit the table into that
     many columns (default: the terminal's width when colouring, otherwise no limit).
     """
-    if color is None:
+    if color is None:  # a terminal, unless NO_COLOR (https://no-color.org) says otherwise
         isatty = getattr(out, "isatty", None)
-        color = bool(isatty and isatty())
+        color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
     rows = [row_cells(row) for row in fold(trace.tokens, all_tokens=all_tokens)]
     if trace.end is not None:
         rows.append(_end_cells(trace.end))
@@ -242,12 +261,7 @@ def _fit(parts: list[tuple[str, str | None]], width: int) -> list[tuple[str, str
             out.append((text, style))
             room -= size
             continue
-        kept = ""
-        for ch in text:
-            if _cells(kept + ch) > room - 1:
-                break
-            kept += ch
-        out.append((kept + "…", style))
+        out.append((_cut(text, room - 1) + "…", style))
         break
     return out
 
