@@ -10,9 +10,10 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_adapters_e2e import FIXTURES, HARMONY_EXAMPLES, _harmony_ids, _load_fixture_profile, chunkings, split
+from streaming import cut as split
+from test_adapters_e2e import FIXTURES, HARMONY_EXAMPLES, _harmony_ids, _load_fixture_profile, chunkings
 from test_adapters_scripts import SCRIPTS
-from test_adapters_support import steps_for
+from adapters_support import steps_for
 
 import tokenparse
 from tokenparse.adapters import AnthropicMessageStream, ChatCompletionStream, ResponsesStream

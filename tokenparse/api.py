@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
 from .core import BoundDialect, DiagnosticLog, ParseObserver
@@ -211,7 +211,9 @@ class Parser:
         if observer is not None:
             observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
-        self._take = self._take_deltas = self._assembler.take
+        # feed() hands the step's IDs to _take: take (deltas), or take_runs inside feed_runs()
+        self._take: Callable[[Sequence[int]], list[Any]] = self._assembler.take
+        self._take_deltas = self._take
         self._take_runs = self._assembler.take_runs
         self.state = _OPEN
         self._finish_reason: str | None = None

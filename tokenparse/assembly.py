@@ -269,6 +269,7 @@ class Assembler:
             payload = "".join(self._run_parts)
             self._run_parts = None
         self._run_kind = 0
+        ids: Sequence[int]
         if self._pending_ids:
             self._pending_ids.extend(token_ids)
             ids, self._pending_ids = self._pending_ids, []
@@ -277,7 +278,8 @@ class Assembler:
         if kind <= _REASONING and not self._runs:
             return [(kind, payload, ids)]
         runs, self._runs = self._runs, []
-        out = [(k, p if k <= _REASONING else _call_items(p), None) for k, p in runs]  # type: ignore[arg-type]
+        out: list[tuple] = [(k, p if k <= _REASONING else _call_items(p), None)  # type: ignore[arg-type]
+                            for k, p in runs]
         out.append((kind, payload, ids))
         return out
 

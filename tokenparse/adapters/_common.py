@@ -107,7 +107,7 @@ def as_run(item: Any) -> Run | None:
     return (RUN_IDS, None, item.token_ids)
 
 
-def parts_of_run(run: Run, *, builtin: bool = True) -> list["Part"]:
+def parts_of_run(run: Run, *, builtin: bool = True) -> list[Part]:
     """The parts of one run, as :func:`parts_of` gives them for the run's delta."""
     kind, payload, _ = run
     if kind == RUN_CONTENT:
