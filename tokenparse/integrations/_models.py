@@ -23,7 +23,7 @@ __all__ = ["model_for", "AUTO"]
 AUTO = "auto"
 
 _lock = threading.Lock()
-_weak: "weakref.WeakKeyDictionary[Any, dict[str, Model]]" = weakref.WeakKeyDictionary()
+_weak: weakref.WeakKeyDictionary[Any, dict[str, Model]] = weakref.WeakKeyDictionary()
 _strong: dict[int, tuple[Any, dict[str, Model]]] = {}
 
 

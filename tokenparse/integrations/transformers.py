@@ -146,7 +146,7 @@ class DeltaStreamer(BaseStreamer):
         self.eos_token_ids = frozenset(_eos_ids(model, eos_token_id))
         self.pad_token_id = pad_token_id
         self._queue_deltas = queue_deltas
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._rows: list[_Row] = []
         self._expect_prompt = True
 
