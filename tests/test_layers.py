@@ -19,6 +19,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("payload grammars", ("tokenparse.tools", "tokenparse.json")),
     ("assembly", ("tokenparse.assembly", "tokenparse.toolset", "tokenparse.messages")),
     ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples")),
+    # whole responses and parser snapshots, below the api methods that delegate to them
+    ("batch and snapshots", ("tokenparse.batch", "tokenparse.snapshot")),
     ("api", ("tokenparse.api",)),
     # adapters, CLI, explain, the package's own __init__, and any module not listed above
     ("application", ("tokenparse.adapters", "tokenparse.cli", "tokenparse.explain", "tokenparse")),

@@ -200,10 +200,8 @@ def _find_slot_names(cls: Any) -> tuple[str, ...]:
 
 def _fingerprint(model: Any) -> bytes:
     """Profile, tokenizer (every piece and special), dialect options, tokenparse version."""
-    from .. import __version__
-
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"tokenparse {__version__}\0{model.name}\0".encode())
+    h.update(f"tokenparse {_version()}\0{model.name}\0".encode())
     table = model.table
     pieces = table.pieces
     h.update(array("q", [-1 if p is None else len(p) for p in pieces]).tobytes())
@@ -213,6 +211,16 @@ def _fingerprint(model: Any) -> bytes:
     for item in _config(model.dialect, "dialect", set(), table):
         h.update(item.encode("utf-8", "surrogatepass") + b"\0")
     return h.digest()
+
+
+def _version() -> str:
+    """The installed tokenparse version (snapshots are tied to it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tokenparse")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without metadata
+        return "unknown"
 
 
 def _config(obj: Any, path: str, seen: set, table: Any) -> Any:
