@@ -189,7 +189,7 @@ def _decode_chunk(
             message = assembler.message(finish_reason)
         except ROW_ERRORS as error:
             try:
-                error.row = first_row + i  # type: ignore[union-attr]
+                setattr(error, "row", first_row + i)  # noqa: B010 - an attribute the error classes lack
             except AttributeError:  # pragma: no cover - exceptions with __slots__
                 pass
             yield RowResult(None, error, log.items)
