@@ -55,7 +55,7 @@ GRAMMARS: dict[str, tuple[str, str, str | None, str]] = {
                     '<invoke name="N"><parameter name="k">v</parameter></invoke>'),
     "glm-xml": ("tokenparse.tools.glm", "GlmGrammar", "GLM_MARKER_ROLES",
                 "N<arg_key>k</arg_key><arg_value>v</arg_value>"),
-    "mistral": ("tokenparse.tools.json_envelope", "MistralGrammar", None, "N[ARGS]{...} or a JSON array"),
+    "mistral": ("tokenparse.tools.mistral", "MistralGrammar", None, "N[ARGS]{...} or a JSON array"),
     "internlm2": ("tokenparse.tools.json_variants", "InternLM2Grammar", None,
                   '<|plugin|>{"name": N, "parameters": {...}}'),
 }
