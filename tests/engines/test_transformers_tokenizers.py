@@ -25,7 +25,11 @@ TOKENIZER_OF = {
     "deepseek-r1": "deepseek", "deepseek-v3": "deepseek", "deepseek-v3.1": "deepseek",
     "deepseek-v3.2": "deepseek", "deepseek-v4": "deepseek", "mistral": "mistral",
     "glm-4.5": "family", "glm-4.7": "family", "kimi-k2": "family", "llama3": "family", "minimax-m2": "family",
+    **{row.name: "family" for row in __import__("tokenparse.dialects_more", fromlist=["MORE_ROWS"]).MORE_ROWS},
 }
+#: formats whose tags are ordinary text (or that have none): no tag is one token
+TEXT_TAG_PROFILES = ("deepseek-v3.2", "deepseek-v4", "gigachat3", "granite-20b-fc", "phi-4-mini", "olmo3", "gigachat3.5", "pythonic",
+                     "xlam")
 SAMPLE = "Grüße aus Zürich: 東京 🌍\n\tdef f(x):  return x**2  # done"
 
 _cache: dict[str, object] = {}
@@ -78,7 +82,7 @@ def test_load_with_transformers_tokenizer(profile):
             assert model.table.id_of(literal) == vocab[literal]
     else:
         single = [lit for lit in matching if lit in vocab]
-        assert single or profile in ("deepseek-v3.2", "deepseek-v4"), f"{profile}: no tag is one token: {matching}"
+        assert single or profile in TEXT_TAG_PROFILES, f"{profile}: no tag is one token: {matching}"
         for literal in single:
             assert matching[literal] == f"token {vocab[literal]}", (profile, literal, matching)
     ids = tok.encode(SAMPLE, add_special_tokens=False)
