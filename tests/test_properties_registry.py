@@ -36,6 +36,12 @@ from registry_models import M, TEMPLATES, TOOLS, piece_ids, all_profiles, atoms,
 from streaming import message_dict, reassemble
 
 PROFILES = all_profiles()
+#: profiles whose tags are text in their family's tokenizer (or that have none): a spelled tag
+#: is the tag there, so "text-spelled tags never act" cannot hold for them
+_TAGS_ARE_TEXT = {
+    name for name in tokenparse.profile_names()
+    if (ex := tokenparse.profiles.get_profile(name).example) is not None and (ex.tags_are_text or ex.bare)
+}
 EXAMPLES = int(os.environ.get("TOKENPARSE_PROPERTY_EXAMPLES", "25"))
 
 _settings = settings(
@@ -64,7 +70,7 @@ def responses(draw, profile: str, *, invalid: bool = False):
     markers: list[str] = []
     for _ in range(draw(st.integers(0, 28))):
         kind = draw(st.sampled_from(kinds))
-        if kind == "special":
+        if kind == "special" and a.special:  # a format with no tag tokens draws text instead
             items += draw(st.sampled_from(a.special))
         elif kind == "spelled" and a.spelled:
             items += draw(st.sampled_from(a.spelled))
@@ -260,7 +266,7 @@ def test_strict_errors_carry_a_position(profile, data):
             assert 0 <= error.position <= len(items), repr(error)
 
 
-@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("profile", [p for p in PROFILES if p not in _TAGS_ARE_TEXT])
 @_settings
 @given(data=st.data())
 def test_text_spelled_tags_never_act(profile, data):

@@ -152,9 +152,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "intern-s1": _example(
         "<think>Weather in Paris.</think>Checking.<|action_start|>" + _weather(internlm2) + "<|action_end|>",
         "Weather in Paris.", "Checking.", internlm2, ("<|action_start|>", "<|action_end|>"), think=THINK,
+        # InternLM2's action tokens; <think> and </think> as stand-ins (one added token each)
         special_ids={"<|plugin|>": 92538, "<|interpreter|>": 92539, "<|action_end|>": 92540,
-                     "<|action_start|>": 92541, "<|im_end|>": 92542, "<|im_start|>": 92543},
-        control=frozenset({"<|im_end|>", "<|im_start|>"}), vocab_size=92544,
+                     "<|action_start|>": 92541, "<|im_end|>": 92542, "<|im_start|>": 92543, "<think>": 92544,
+                     "</think>": 92545},
+        control=frozenset({"<|im_end|>", "<|im_start|>"}), vocab_size=92546,
     ),
     "granite4": _example(
         "Checking.<tool_call>" + _weather(_JSON) + "</tool_call>", None, "Checking.", _JSON,
