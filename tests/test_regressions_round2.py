@@ -357,13 +357,18 @@ def test_dsml_text_spelled_tags_inside_a_value_do_not_end_it(profile):
 def held_chars(parser) -> int:
     """Characters the parser's objects hold, not counting the model (shared tables), the
     diagnostics (output) or the deltas already returned: a deep walk of its state."""
-    seen: set[int] = set()
-    skip = (tokenparse.Model, tokenparse.TokenTable, tokenparse.Diagnostic)
+    shared: set[int] = set()
+    _walk(parser.model, shared)  # the model's tables are shared by every parser
+    seen = set(shared)
+    return _walk(parser, seen, skip=(tokenparse.Diagnostic,))
+
+
+def _walk(root, seen: set[int], skip=()) -> int:
     total = 0
-    stack = [parser]
+    stack = [root]
     while stack:
         obj = stack.pop()
-        if id(obj) in seen or isinstance(obj, skip) or callable(obj) and not hasattr(obj, "__dict__"):
+        if id(obj) in seen or isinstance(obj, skip) or isinstance(obj, (int, float, type)) or obj is None:
             continue
         seen.add(id(obj))
         if isinstance(obj, (str, bytes)):
@@ -372,13 +377,14 @@ def held_chars(parser) -> int:
             stack += list(obj.keys()) + list(obj.values())
         elif isinstance(obj, (list, tuple, set, frozenset)):
             stack += list(obj)
-        elif hasattr(obj, "__dict__") or hasattr(type(obj), "__slots__"):
-            if type(obj).__module__.startswith("tokenparse.tokenizers") or type(obj).__name__.startswith("Bound"):
-                continue
+        else:
             stack += list(getattr(obj, "__dict__", {}).values())
-            for name in getattr(type(obj), "__slots__", ()):
-                if hasattr(obj, name):
-                    stack.append(getattr(obj, name))
+            for klass in type(obj).__mro__:
+                for name in getattr(klass, "__slots__", ()):
+                    if hasattr(obj, name):
+                        stack.append(getattr(obj, name))
+            if hasattr(obj, "__self__"):  # bound methods
+                stack.append(obj.__self__)
     return total
 
 
