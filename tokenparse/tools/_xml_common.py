@@ -158,6 +158,10 @@ class XmlSyntax:
     name_ends_at_block_end: bool = False
     #: marker role -> tag literal, for tags a tokenizer may have as single added tokens
     marker_tags: Mapping[str, str] = field(default_factory=dict)
+    #: inside a value, the open tag of a parameter the tool's schema declares
+    #: (``param_open`` + key + a ``TO_BODY`` key end) also ends the value: recovery for a
+    #: missing value-close tag (Qwen3-Coder); other lookalikes stay value text
+    schema_params_end_values: bool = False
 
     def literal(self, role: str) -> str | None:
         return self.marker_tags.get(role)
@@ -193,7 +197,7 @@ class XmlPayloadGrammar:
         "_out", "_log", "_tools", "_syn", "_state", "_buf", "_pos", "_found", "_text_tags",
         "_transitions", "_markers_seen", "_last_pos", "_stray", "_name", "_key", "_attrs",
         "_call_name", "_param_count", "_value_is_string", "_value_started", "_value_parts",
-        "_trim", "_stray_reason",
+        "_trim", "_stray_reason", "_value_tags",
     )
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
@@ -221,6 +225,7 @@ class XmlPayloadGrammar:
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
         self._stray_reason = ""
+        self._value_tags: _StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
         tables = _TABLES.get(type(self))
         if tables is None:
             tables = _TABLES[type(self)] = _SyntaxTables(syn)
@@ -290,7 +295,22 @@ class XmlPayloadGrammar:
         elif state is SEEK_CALL or state is SKIP_CALL:
             pass
         else:  # a call is open
-            if state is VALUE:
+            if state is VALUE and at_eos:
+                # never close a value the model did not close: the arguments stay as written
+                # (a cut file write must not look complete); the call is flagged
+                if self._trim and held.startswith("\n"):
+                    held = held[1:]
+                self._pos = len(self._buf)
+                if not self._value_is_string and self._value_parts:
+                    self._out.tool_args("".join(self._value_parts))
+                    self._value_parts = []
+                self._report(
+                    f"{why} inside the value of parameter {self._key_text()!r} (missing {syn.value_close}); "
+                    f"the arguments of {self._call_name!r} are incomplete and were left as written", held or None,
+                )
+                self._out.tool_end(pos)
+                self._call_name = None
+            elif state is VALUE:
                 if self._trim and held.startswith("\n"):
                     held = held[1:]  # the template's newline before the close tag
                 self._pos = len(self._buf)
@@ -306,7 +326,7 @@ class XmlPayloadGrammar:
                     self._partial_param_text() + held,
                 )
             elif state is CALL_ATTRS:
-                self._report(f"{why} inside the open tag of call {self._call_name!r}", None)
+                self._report(f"{why} inside the open tag of call {self._call_name!r}", "".join(self._attrs) + held or None)
             elif syn.call_close is not None:  # CALL_BODY
                 self._report(f"{why} inside call {self._call_name!r} (missing {syn.call_close})", None)
             self._end_call(pos)
@@ -336,6 +356,8 @@ class XmlPayloadGrammar:
                     self._pos = pos + 1
                 continue
             state_tags = self._text_tags[state]
+            if state is VALUE and self._value_tags is not None:
+                state_tags = self._value_tags
             idx, tag = self._earliest(state_tags.tags, pos)
             if idx >= 0:
                 stop = idx
@@ -352,7 +374,10 @@ class XmlPayloadGrammar:
             if idx < 0:
                 return
             self._pos = idx + len(tag)
-            self._transitions[state][tag](self, tag)
+            handler = self._transitions[state].get(tag)
+            if handler is None:  # a schema parameter's open tag inside a value
+                handler = XmlPayloadGrammar._on_schema_param_in_value
+            handler(self, tag)
 
     def _earliest(self, tags: tuple[str, ...], pos: int) -> tuple[int, str]:
         best, best_tag = -1, ""
@@ -522,7 +547,35 @@ class XmlPayloadGrammar:
         self._flush_stray()
         self._call_name = name
         self._param_count = 0
+        self._value_tags = self._schema_value_tags(name)
         self._out.tool_begin(name)
+
+    def _schema_value_tags(self, name: str) -> "_StateTags | None":
+        syn = self._syn
+        if not syn.schema_params_end_values or self._tools is None:
+            return None
+        schema = self._tools.parameters(name) or {}
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return None
+        ends = [end for end, follows in syn.key_ends.items() if follows == TO_BODY]
+        extra = tuple(f"{syn.param_open}{key}{end}" for key in props for end in ends)
+        return _StateTags(tuple(self._text_tags[VALUE].tags) + extra)
+
+    def _on_schema_param_in_value(self, tag: str) -> None:
+        """``<parameter=k>`` of a schema parameter inside a value: the value's close tag is
+        missing; the value ends here and parameter ``k`` begins."""
+        syn = self._syn
+        self._end_value()
+        self._report(f"missing {syn.value_close} before {tag}; the value was ended there", None)
+        key = tag[len(syn.param_open):]
+        for end in syn.key_ends:
+            if key.endswith(end):
+                key = key[: len(key) - len(end)]
+                break
+        self._key = [key]
+        self._attrs = []
+        self._begin_value()
 
     def _end_call(self, pos: int | None = None) -> None:
         if self._call_name is None:
