@@ -54,6 +54,8 @@ class HeldText:
                 text=held,
             )
 
+    append = add
+
     def take(self) -> str:
         text = "".join(self._parts)
         self._parts = []

@@ -22,7 +22,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
+from ._calls import VERBATIM, ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
 from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
@@ -37,7 +37,7 @@ DEEPSEEK_MARKERS = {
 _HEAD, _AFTER_SEP, _NAME, _FENCE, _TAIL = range(FIRST_OWN_STATE, FIRST_OWN_STATE + 5)
 _STATE_NAMES = {
     BETWEEN: "BETWEEN", _HEAD: "HEAD", _AFTER_SEP: "AFTER_SEP", _NAME: "NAME", _FENCE: "FENCE",
-    ARGS: "ARGS", _TAIL: "TAIL", SKIP: "SKIP",
+    ARGS: "ARGS", _TAIL: "TAIL", SKIP: "SKIP", VERBATIM: "VERBATIM",
 }
 _NON_WHITESPACE = re.compile(r"\S")
 #: where an R1 name ends: a newline, the code fence or the JSON value itself
@@ -65,7 +65,6 @@ class DeepSeekGrammar(MarkedCallGrammar):
         self._name: list[str] = []  # R1 name text after the separator
         self._fence: list[str] = []  # R1 opening code fence, up to the JSON value
         self._fence_chars = 0
-        self._pending: str | None = None  # R1 name read; the call begins with its arguments
         self._tail_dirty = False  # text other than the closing fence followed the arguments
 
     # -- PayloadGrammar ----------------------------------------------------------------------
@@ -75,11 +74,14 @@ class DeepSeekGrammar(MarkedCallGrammar):
         n = len(text)
         while i < n:
             state = self._state
+            if state == VERBATIM:
+                self._verbatim_text(text[i:] if i else text)
+                return
             if state == ARGS:
                 try:
                     end = self._args.feed(text, i)  # type: ignore[union-attr]
                 except ArgsError as exc:
-                    self._broken(f"arguments of {self._call_name()!r} are not JSON: {exc.message}", exc.rest)
+                    self._args_broken(f"arguments of {self._call_name()!r} are not JSON: {exc.message}", exc.rest)
                     return
                 if end < 0:
                     return
@@ -128,7 +130,6 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 if not _FENCE_TEXT.fullmatch(fence):
                     self._stray.append(fence)
                 i = j.start()
-                self._begin_pending()
                 self._start_args()
             elif state == _TAIL and not self._tail_dirty:
                 # the closing fence; anything else up to the end marker is reported
@@ -169,18 +170,11 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 self._log.report(DIAG, f"DeepSeek tool call type {kind!r} is not 'function'; read as a function call",
                                  self._last_pos, text="".join(self._head))
             # the call begins with its arguments: fenced text that is not JSON makes no call
-            self._pending = name
+            self._pending = (name, None, self._last_pos)
             self._state = _FENCE
             return
-        self._out.tool_begin(name, pos=self._last_pos)
-        self._open_call = True
+        self._pending = (name, None, self._last_pos)
         self._start_args()
-
-    def _begin_pending(self) -> None:
-        if self._pending is not None:
-            self._out.tool_begin(self._pending, pos=self._last_pos)
-            self._pending = None
-            self._open_call = True
 
     def _take_fence(self) -> str:
         fence = "".join(self._fence)
@@ -195,6 +189,8 @@ class DeepSeekGrammar(MarkedCallGrammar):
             # ``function<｜tool▁sep｜>NAME<｜tool▁call▁end｜>``: a call without arguments
             self._begin(r1=True)
             state = self._state
+        if state == ARGS and self._pending is not None and not self._args.started:  # type: ignore[union-attr]
+            self._begin_pending()  # no arguments written: a call with "{}"
         if state == _FENCE and self._pending is not None:
             fence = self._take_fence()
             if _FENCE_TEXT.fullmatch(fence):
@@ -206,6 +202,8 @@ class DeepSeekGrammar(MarkedCallGrammar):
         if self._open_call:
             if state == ARGS:
                 self._finish_args(pos, f"arguments of {self._call_name()!r}")
+            elif state == VERBATIM:
+                self._end_verbatim()
             elif state == _FENCE and why is not None:
                 self._log.report(DIAG, f"{why} before the arguments of {self._call_name()!r}", pos)
             self._out.tool_end(pos)
@@ -225,7 +223,7 @@ class DeepSeekGrammar(MarkedCallGrammar):
     def _broken(self, message: str, rest: str) -> None:
         """:meth:`_skip` the call; before its name was complete, its head is part of the report."""
         if not self._open_call:
-            if self._pending is not None:  # the type was reported when the name ended
+            if self._pending is not None and self._name:  # R1: the type was reported when the name ended
                 rest = "<｜tool▁sep｜>" + "".join(self._name) + rest
             else:
                 rest = "".join(self._head) + "".join(self._name) + rest
