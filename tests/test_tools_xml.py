@@ -29,7 +29,7 @@ from tokenparse.core import DiagnosticLog
 from tokenparse.errors import ToolCallError
 from tokenparse.toolset import ToolSet
 from tokenparse.tools._xml_common import XmlPayloadGrammar
-from tokenparse.tools.dsml import DSML, DsmlGrammar
+from tokenparse.tools.dsml import DSML as DSML_LITERAL, DSML_TOKEN as DSML, DsmlGrammar  # the grammar sees the token as DSML_TOKEN
 from tokenparse.tools.glm import GLM_MARKER_ROLES, GlmGrammar
 from tokenparse.tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
 
@@ -522,7 +522,8 @@ def test_string_values_hold_back_only_a_close_tag_prefix(cls, head, close, trim)
         emitted = "".join(e[1] for e in out.events if e[0] == "args")
         shown = json.loads(emitted + '"}')["v"]  # close the open string to read it
         seen = "Q" + value[:i]
-        assert shown == seen[: len(seen) - _held_back(seen, close, trim)], (i, shown)
+        expected = seen[: len(seen) - _held_back(seen, close, trim)]
+        assert shown == expected.replace(DSML, DSML_LITERAL), (i, shown)  # the token shows as its literal
 
 
 # -- truncation and malformed payloads --------------------------------------------------------
@@ -561,7 +562,7 @@ def test_truncated_at_every_character_closes_what_was_opened(cls, text):
         started = head.count(call_open) if call_open else int(bool(head.strip()))
         if started > len(pairs):
             partial = head[head.rindex(call_open) :] if call_open else head
-            assert result.diagnostics[-1][2] == partial, (cut, result.diagnostics)
+            assert result.diagnostics[-1][2] == partial.replace(DSML, DSML_LITERAL), (cut, result.diagnostics)
         else:
             assert started == len(pairs), cut
 
@@ -818,7 +819,8 @@ def test_property_dsml_round_trip(calls, size, data):
         for n, p in calls
     ]
     result = run(DsmlGrammar, split(render_dsml(typed), size))
-    assert result.pairs() == [(n, [(k, v) for k, v in p]) for n, p in calls]
+    assert result.pairs() == [(n, [(k, v.replace(DSML, DSML_LITERAL) if isinstance(v, str) else v) for k, v in p])
+                              for n, p in calls]
     assert result.diagnostics == []
 
 

@@ -78,6 +78,9 @@ class TagDecoder:
         self._anchors = bound.anchor_chars
         self._control = bound.control_ids
         self._untranslate = bound.untranslate
+        # tool blocks: anchors become the payload grammar's placeholders (see routing.tags)
+        self._tool_untranslate = getattr(bound, "tool_untranslate", bound.untranslate)
+        self._tool_plain = getattr(bound, "tool_plain", ())
         self._utf8 = Utf8Stream()
         #: absolute index of the next token
         self.pos = 0
@@ -277,7 +280,12 @@ class TagDecoder:
             self._emit(text)
 
     def _emit(self, text: str) -> None:
-        if self._untranslate is not None:
+        if self.mode is TOOL:
+            if self._tool_untranslate is not None:
+                text = text.translate(self._tool_untranslate)
+            for literal, placeholder in self._tool_plain:
+                text = text.replace(literal, placeholder)
+        elif self._untranslate is not None:
             text = text.translate(self._untranslate)
         if not self._segment_open:
             self._open_segment(self.mode, self._mode_start)
@@ -312,7 +320,8 @@ class TagDecoder:
     def _update_direct(self) -> None:
         # decoded text can go straight to the sink: no text tag to match, nothing to open,
         # no anchor characters to turn back into text
-        self._direct = self._segment_open and not self._patterns and self._untranslate is None
+        self._direct = (self._segment_open and not self._patterns and self._untranslate is None
+                        and not (self.mode is TOOL and self._tool_plain))
 
     def _on_tag(self, kind: int, name: str, start: int, end: int) -> None:
         """A tag (matched by ID or as text) spanning token positions ``[start, end)``."""

@@ -113,6 +113,21 @@ class BoundTagDialect(TagTokens):
         )
         self.dialect = dialect
         self.grammar = grammar
+        # Inside a tool block, an added token that stands inside the grammar's tags (DSML's
+        # ``｜DSML｜``) reaches the grammar as the grammar's own placeholder character, which
+        # no decoded text can contain: only the real token can form a tag there, the same
+        # letters written as text stay value text (no call injected from inside a value).
+        #: ``str.translate`` table for text in tool blocks (the decoder reads it)
+        self.tool_untranslate = self.untranslate
+        #: literal -> placeholder, for literals this tokenizer has no token for (plain text)
+        self.tool_plain: tuple[tuple[str, str], ...] = ()
+        placeholders = getattr(grammar, "anchor_literals", None) or {}
+        if placeholders:
+            by_literal = {literal: ph for ph, literal in placeholders.items()}
+            anchored = {table.literals.get(i) for i in self.anchor_chars}
+            if self.untranslate is not None:
+                self.tool_untranslate = {c: by_literal.get(lit, lit) for c, lit in self.untranslate.items()}
+            self.tool_plain = tuple((lit, ph) for lit, ph in by_literal.items() if lit not in anchored)
         #: ``detect_call(text) -> True | False | None`` (undecided) of an implicit-call grammar
         self.detect_call: Callable[[str], bool | None] | None = (
             getattr(grammar, "detect_call", None) if dialect.implicit_json_call and grammar is not None else None

@@ -162,6 +162,10 @@ class XmlSyntax:
     #: (``param_open`` + key + a ``TO_BODY`` key end) also ends the value: recovery for a
     #: missing value-close tag (Qwen3-Coder); other lookalikes stay value text
     schema_params_end_values: bool = False
+    #: placeholder character -> literal of an added token that stands inside the tags (the
+    #: dialect passes the real token as the placeholder; see ``dsml``); output text shows
+    #: the literal
+    anchors: Mapping[str, str] = field(default_factory=dict)
 
     def literal(self, role: str) -> str | None:
         return self.marker_tags.get(role)
@@ -422,6 +426,8 @@ class XmlPayloadGrammar:
     def _consume(self, state: str, start: int, stop: int) -> int:
         """Handle ``buf[start:stop]`` (no tag inside) in ``state``; return the new cursor."""
         segment = self._buf[start:stop]
+        if self._syn.anchors:
+            segment = segment.translate(_TABLES[type(self)].untranslate)
         if state is VALUE:
             if self._value_is_string:
                 self._out.tool_args(encode_basestring(segment)[1:-1])
@@ -665,6 +671,8 @@ class XmlPayloadGrammar:
             self._report(reason, text)
 
     def _report(self, message: str, text: str | None) -> None:
+        if text and self._syn.anchors:
+            text = text.translate(_TABLES[type(self)].untranslate)
         self._log.report(_DIAG, message, self._last_pos, text)
 
 
@@ -675,9 +683,10 @@ class _SyntaxTables:
     seen a marker, ``text_tags_after_markers`` leaves the marker-capable literals out.
     """
 
-    __slots__ = ("transitions", "text_tags", "text_tags_after_markers")
+    __slots__ = ("transitions", "text_tags", "text_tags_after_markers", "untranslate")
 
     def __init__(self, syn: XmlSyntax) -> None:
+        self.untranslate = {ord(ph): literal for ph, literal in syn.anchors.items()}
         g = XmlPayloadGrammar
         body: dict[str, Any] = {syn.param_open: g._on_param_open}
         if syn.call_close is not None:
