@@ -394,11 +394,28 @@ def _held_cases():
         ("qwen3", ["<tool_call>"], "garbage "),  # a tool block of garbage
         ("mistral-v13", ["[TOOL_CALLS]"], "name"),  # a name that never ends
         ("kimi-k2", ["<|tool_calls_section_begin|>"], "stray "),  # stray text in a Kimi section
-        ("qwen3", ["<tool_call>", '{"name": "get_weather", "arguments": {}}', "</tool_call>"], " "),  # between calls
         ("deepseek-v3", ["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>"], "type"),  # a head that never ends
         ("qwen3-coder", ["<tool_call>", "<function="], "name"),  # an XML name that never ends
-        ("llama3", [], " "),  # whitespace before a possible bare JSON call
+        ("qwen3-coder", ["<tool_call>", "<function=get_time>\n</function>"], "between "),  # text between calls
+        ("deepseek-v3.1", ["<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "get_time", "<｜tool▁sep｜>", "{}",
+                           "<｜tool▁call▁end｜>"], "between "),  # text between calls
     ]
+
+
+@pytest.mark.parametrize("profile, head, unit", [
+    ("qwen3", ["<tool_call>", '{"name": "get_weather", "arguments": {}}', "</tool_call>"], " "),  # after a block
+    ("llama3", [], " "),  # whitespace before a possible bare JSON call
+])
+def test_held_whitespace_is_released_as_text(profile, head, unit):
+    # whitespace is held only while it may separate two blocks (or precede a bare call);
+    # past a bound it is text: no error, nothing grows
+    model = registry_model(profile)
+    items = ids(profile, *head) + model.table.encode(unit * 40000)
+    parser = model.parser(tools=TOOLS, strict=True, keep_result=False)
+    for k in range(0, len(items), 7):
+        parser.feed(items[k : k + 7])
+    assert held_chars(parser) <= 8192
+    parser.finish()
 
 
 @pytest.mark.parametrize("profile, head, unit", _held_cases())

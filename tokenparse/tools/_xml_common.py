@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
+from .. import limits
 from ..core import DiagnosticLog, MessageSink
 
 __all__ = ["XmlSyntax", "XmlPayloadGrammar", "typed_json_text"]
@@ -108,6 +109,15 @@ _TYPED = frozenset(("number", "integer", "boolean", "object", "array", "null"))
 #: Python literal spellings that chat templates render with ``| string``
 _PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
 _DIAG = "tool_call"
+
+
+#: longest tool / parameter name (and open-tag attributes) held while waiting for its end
+MAX_NAME_CHARS = 1024
+
+
+def _too_long(parts: list[str], cap: int) -> bool:
+    """Whether ``parts`` (a name being read: a short list) hold more than ``cap`` characters."""
+    return sum(map(len, parts)) > cap
 
 
 def _reject_constant(name: str) -> Any:
@@ -201,7 +211,7 @@ class XmlPayloadGrammar:
         "_out", "_log", "_tools", "_syn", "_state", "_buf", "_pos", "_found", "_text_tags",
         "_transitions", "_markers_seen", "_last_pos", "_stray", "_name", "_key", "_attrs",
         "_call_name", "_param_count", "_value_is_string", "_value_started", "_value_parts",
-        "_trim", "_stray_reason", "_value_tags",
+        "_trim", "_stray_reason", "_value_tags", "_stray_chars",
     )
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
@@ -229,6 +239,7 @@ class XmlPayloadGrammar:
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
         self._stray_reason = ""
+        self._stray_chars = 0  # characters in _stray (bounded by limits.MAX_HELD_CHARS)
         self._value_tags: _StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
         tables = _TABLES.get(type(self))
         if tables is None:
@@ -435,10 +446,26 @@ class XmlPayloadGrammar:
                 self._value_parts.append(segment)
         elif state is CALL_NAME:
             self._name.append(segment)
+            if _too_long(self._name, MAX_NAME_CHARS):
+                self._held_too_long("tool name")
+                self._stray = [self._partial_call_text()]
+                self._stray_reason = f"a {self._syn.label} tool call whose name never ended was ignored"
+                self._name = []
+                self._state = SKIP_CALL
         elif state is PARAM_KEY:
             self._key.append(segment)
+            if _too_long(self._key, MAX_NAME_CHARS):
+                self._held_too_long("parameter name")
+                self._stray = [self._partial_param_text()]
+                self._stray_reason = "a parameter whose name never ended was dropped"
+                self._key = []
+                self._state = CALL_BODY
         elif state is PARAM_ATTRS or state is CALL_ATTRS:
             self._attrs.append(segment)
+            if _too_long(self._attrs, MAX_NAME_CHARS):
+                self._held_too_long("tag attributes")
+                self._report_extra_attributes(None)
+                self._attrs = []
         elif state is VALUE_OPEN:
             first = len(segment) - len(segment.lstrip())
             if first < len(segment):
@@ -448,6 +475,12 @@ class XmlPayloadGrammar:
                 return start + first
         else:  # SEEK_CALL, CALL_BODY, SKIP_CALL: text outside the syntax
             self._stray.append(segment)
+            self._stray_chars += len(segment)
+            if self._stray_chars > limits.MAX_HELD_CHARS:
+                self._held_too_long("text outside the tool-call syntax")
+                reason = self._stray_reason
+                self._flush_stray()
+                self._stray_reason = reason
         return stop
 
     def _drop_held_newline(self) -> None:
@@ -666,9 +699,13 @@ class XmlPayloadGrammar:
         text = "".join(self._stray).strip()
         reason = self._stray_reason or f"text outside the {self._syn.label} tool-call syntax was ignored"
         self._stray = []
+        self._stray_chars = 0
         self._stray_reason = ""
         if text:
             self._report(reason, text)
+
+    def _held_too_long(self, what: str) -> None:
+        self._log.report("buffer_limit", f"{self._syn.label} {what} longer than the cap; reported as text", self._last_pos)
 
     def _report(self, message: str, text: str | None) -> None:
         if text and self._syn.anchors:
