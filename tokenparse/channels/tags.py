@@ -22,6 +22,9 @@ below; this is its reading::
     mode       tag              -> action
     content    reasoning-open   -> reasoning
     content    tool-open        -> tool (returns to content)
+    content    tool-close       -> marker("orphan_tool_close") on the sink: the router either
+                                   reads the call before it as a block whose open tag is
+                                   missing, or reports the tag as stray
     reasoning  reasoning-close  -> content
     reasoning  tool-open        -> tool (returns to reasoning, or to content when the
                                    dialect declares that a tool tag ends reasoning)
@@ -78,9 +81,9 @@ class TagDecoder:
         self._anchors = bound.anchor_chars
         self._control = bound.control_ids
         self._untranslate = bound.untranslate
-        # tool blocks: anchors become the payload grammar's placeholders (see routing.tags)
-        self._tool_untranslate = getattr(bound, "tool_untranslate", bound.untranslate)
-        self._tool_plain = getattr(bound, "tool_plain", ())
+        # tool blocks: a sink that reads payloads (the router) may ask for anchors as its
+        # grammar's placeholders (see routing.tags); other sinks get the literals
+        self._tool_untranslate = getattr(sink, "tool_untranslate", bound.untranslate)
         self._utf8 = Utf8Stream()
         #: absolute index of the next token
         self.pos = 0
@@ -283,8 +286,6 @@ class TagDecoder:
         if self.mode is TOOL:
             if self._tool_untranslate is not None:
                 text = text.translate(self._tool_untranslate)
-            for literal, placeholder in self._tool_plain:
-                text = text.replace(literal, placeholder)
         elif self._untranslate is not None:
             text = text.translate(self._untranslate)
         if not self._segment_open:
@@ -320,8 +321,7 @@ class TagDecoder:
     def _update_direct(self) -> None:
         # decoded text can go straight to the sink: no text tag to match, nothing to open,
         # no anchor characters to turn back into text
-        self._direct = (self._segment_open and not self._patterns and self._untranslate is None
-                        and not (self.mode is TOOL and self._tool_plain))
+        self._direct = self._segment_open and not self._patterns and self._untranslate is None
 
     def _on_tag(self, kind: int, name: str, start: int, end: int) -> None:
         """A tag (matched by ID or as text) spanning token positions ``[start, end)``."""
@@ -377,6 +377,14 @@ class TagDecoder:
     def _marker(self, kind: int, name: str, start: int, end: int) -> None:
         self._sink.marker(name, start)
 
+    def _close_without_open(self, kind: int, name: str, start: int, end: int) -> None:
+        # a tool-close tag in content: stray unless the router recognises the call before
+        # it as a block whose open tag the model left out (it reports either way)
+        if self._segment_open:
+            self._sink.marker(ORPHAN_TOOL_CLOSE, start)
+        else:
+            self._stray(kind, name, start, end)
+
     def _stray(self, kind: int, name: str, start: int, end: int) -> None:
         what = "marker" if kind == MARKER else "tag"
         self._log.report("stray_tag", f"{what} {name} has no meaning in {self.mode}; dropped", start, text=name)
@@ -404,9 +412,13 @@ class TagDecoder:
 _Transition = Callable[[TagDecoder, int, str, int, int], None]
 
 #: (mode, tag kind) -> transition; a pair not listed is a stray tag (module docstring)
+#: marker role for a tool-close tag met in content (see TagDecoder._close_without_open)
+ORPHAN_TOOL_CLOSE = "orphan_tool_close"
+
 _TRANSITIONS: dict[tuple[str, int], _Transition] = {
     (CONTENT, REASONING_OPEN): TagDecoder._enter_reasoning,
     (CONTENT, TOOL_OPEN): TagDecoder._enter_tool,
+    (CONTENT, TOOL_CLOSE): TagDecoder._close_without_open,
     (REASONING, REASONING_CLOSE): TagDecoder._leave_reasoning,
     (REASONING, TOOL_OPEN): TagDecoder._enter_tool,
     (REASONING, REASONING_OPEN): TagDecoder._repeated_reasoning_open,

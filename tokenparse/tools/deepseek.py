@@ -169,6 +169,7 @@ class DeepSeekGrammar(MarkedCallGrammar):
             if kind != "function":  # R1 / V3 write "function"; keep any other type the model wrote
                 self._log.report(DIAG, f"DeepSeek tool call type {kind!r} is not 'function'; read as a function call",
                                  self._last_pos, text="".join(self._head))
+                self._head = []  # reported: no later report repeats it
             # the call begins with its arguments: fenced text that is not JSON makes no call
             self._pending = (name, None, self._last_pos)
             self._state = _FENCE

@@ -188,8 +188,9 @@ class JsonEnvelopeGrammar:
     reported rather than guessed at.
 
     A call starts (``tool_begin``) with its first argument text, or at the envelope's end
-    when it has none: an envelope that breaks before its arguments began (``"arguments":
-    hello``, or cut after the name) makes no call, and its text is reported as written.
+    when it has none: an envelope whose text stops being JSON before its arguments began
+    (``"arguments": hello``) makes no call, and its text is reported as written; one cut
+    by the block's end after its name is a call (``{}`` when no arguments came).
     Arguments that stop being JSON after they began (``{location: "Paris"}``) are the
     model's text: the rest of the block streams on as the call's arguments verbatim (less
     the envelope's own closing ``}`` and the whitespace before the close tag), with a
@@ -302,10 +303,9 @@ class JsonEnvelopeGrammar:
         reader = self._reader
         self._reader = None
         if reader is not None:
-            events = reader.finish()
-            if not self._began and not reader.args_written:
-                events = []  # cut short before its arguments: no call, its text is kept
-            self._dispatch(events)
+            # cut short by the block's end: a complete name is a call (with "{}" when no
+            # arguments came), as a call whose name was cut is none
+            self._dispatch(reader.finish())
             self._report_errors(reader, pos)
             if not self._began:  # cut short before its name: keep what it said
                 self._stray.add("".join(self._envelope_text))

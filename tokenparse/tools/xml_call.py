@@ -63,6 +63,9 @@ class Qwen3CoderGrammar(XmlPayloadGrammar):
     """
 
     syntax = QWEN3_CODER_SYNTAX
+    #: a call written without ``<tool_call>`` but closed by the real ``</tool_call>`` token is
+    #: recovered by the tag router from this literal on
+    bare_call_open = "<function="
     __slots__ = ()
 
 
