@@ -208,8 +208,11 @@ class Parser:
         return self._take(ids)
 
     def _position(self, step: int) -> int:
-        """Token position for a problem a layer found without knowing it: the token being
-        read (the decoder's position counts the token in hand, or the run it belongs to)."""
+        """Token position for a problem a layer found without knowing it: the first token
+        of the open segment (``DiagnosticLog.position_hint``, independent of chunking), else
+        the token being read."""
+        if self._log.position_hint is not None:
+            return self._log.position_hint
         pos = getattr(self._decoder, "pos", None)
         if pos is None:
             return max(0, self._assembler.consumed_tokens + step - 1)

@@ -186,6 +186,7 @@ class TagRouter:
                 self._probe = []
 
     def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self._log.position_hint = pos
         self._channel = channel
         if channel == TOOL:
             self._separator = None  # whitespace between two blocks is dropped
