@@ -738,14 +738,16 @@ def test_real_deepseek_v4_flash_ids(case):
     fixture = _fixture("DeepSeek-V4-Flash.json")
     ids = fixture["cases"][case]["generation_token_ids"]
     # DSML tags are ordinary text in this tokenizer; only ｜DSML｜ itself is one added token
-    assert tok.token_to_id(DSML) is not None
-    for tag in (f"<{DSML}tool_calls>", f'<{DSML}invoke name="', f"</{DSML}parameter>"):
+    assert tok.token_to_id(DSML_LITERAL) is not None
+    for tag in (f"<{DSML_LITERAL}tool_calls>", f'<{DSML_LITERAL}invoke name="', f"</{DSML_LITERAL}parameter>"):
         assert tok.token_to_id(tag) is None and len(tok.encode(tag, add_special_tokens=False).ids) > 1
     pieces = _token_pieces(lambda i: tok.decode([i], skip_special_tokens=False), ids)
     # byte-level pieces of a multi-byte character would not decode alone; this fixture has none
     assert "".join(pieces) == tok.decode(ids, skip_special_tokens=False)
-    blocks = _blocks_by_text(pieces, f"<{DSML}tool_calls>", f"</{DSML}tool_calls>")
+    blocks = _blocks_by_text(pieces, f"<{DSML_LITERAL}tool_calls>", f"</{DSML_LITERAL}tool_calls>")
     assert len(blocks) == 1
+    # the dialect hands the grammar the real ｜DSML｜ token as the grammar's placeholder
+    blocks = [[DSML if piece == DSML_LITERAL else piece for piece in block] for block in blocks]
     _check_blocks(DsmlGrammar, blocks, _expected_calls(fixture), tools=None)
     _check_blocks(DsmlGrammar, blocks, _expected_calls(fixture), tools=FIXTURE_TOOLS)
 
@@ -1197,14 +1199,14 @@ def test_end_to_end_deepseek_v3_2_block_tags():
     model = _load("deepseek-v3.2", tokenizer=path)
     table = model.table
     text = (
-        f'Checking.\n\n<{DSML}function_calls>\n<{DSML}invoke name="get_weather">\n'
-        f'<{DSML}parameter name="location" string="true">杭州</{DSML}parameter>\n'
-        f'<{DSML}parameter name="days" string="false">3</{DSML}parameter>\n'
-        f"</{DSML}invoke>\n</{DSML}function_calls>"
+        f'Checking.\n\n<{DSML_LITERAL}function_calls>\n<{DSML_LITERAL}invoke name="get_weather">\n'
+        f'<{DSML_LITERAL}parameter name="location" string="true">杭州</{DSML_LITERAL}parameter>\n'
+        f'<{DSML_LITERAL}parameter name="days" string="false">3</{DSML_LITERAL}parameter>\n'
+        f"</{DSML_LITERAL}invoke>\n</{DSML_LITERAL}function_calls>"
     )
     # the HF tokenizer writes ｜DSML｜ as its one added token (128825), as the model does
     ids = hf.encode(text, add_special_tokens=False).ids + [table.id_of("<｜end▁of▁sentence｜>")]
-    assert table.id_of(DSML) in ids
+    assert table.id_of(DSML_LITERAL) in ids
     expected = {"reasoning": "", "content": "Checking.",
                 "tool_calls": [{"name": "get_weather", "arguments": {"location": "杭州", "days": 3}}]}
     _check_end_to_end(model, ids, expected, prompt_token_ids=[table.id_of("</think>")])
