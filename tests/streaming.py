@@ -3,28 +3,51 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from tokenparse import ChatMessage, DeltaMessage
 
 CHUNK_SIZES = (1, 2, 3, 7, "random", "all")
 
 
-def chunks(ids: Sequence[int], size: int | str, seed: int = 0) -> Iterator[list[int]]:
+# -- the one token-ID chunker: every test that cuts IDs into engine steps goes through here --
+
+
+def chunk_sizes(n: int, *, seeds: Iterable[int] = (0,), empty_steps: bool = False) -> Iterator[tuple[str, list[int]]]:
+    """(label, step sizes) cutting ``n`` IDs: ``all``, ``size1/2/3/7`` and one random cut per
+    seed (``random<seed>``; ``empty_steps``: some engine steps carry no token)."""
+    yield "all", [n]
+    for size in (1, 2, 3, 7):
+        yield f"size{size}", [size] * ((n + size - 1) // size)
+    for seed in seeds:
+        rng = random.Random(seed)
+        sizes: list[int] = []
+        total = 0
+        while total < n:
+            sizes.append(rng.choice([0, 1, 1, 2, 3, 5, 8]) if empty_steps else rng.randint(1, 9))
+            total += sizes[-1]
+        yield f"random{seed}", sizes
+
+
+def cut(ids: Sequence[int], sizes: Iterable[int]) -> list[list[int]]:
+    """``ids`` cut into consecutive steps of the given sizes."""
+    ids = list(ids)
+    out, i = [], 0
+    for size in sizes:
+        out.append(ids[i : i + size])
+        i += size
+    return out
+
+
+def chunks(ids: Sequence[int], size: int | str, seed: int = 0) -> list[list[int]]:
+    """``ids`` in steps of ``size``: an int, ``"random"`` (cut with ``seed``) or ``"all"``."""
     ids = list(ids)
     if size == "all":
-        yield ids
-        return
+        return [ids]
     if size == "random":
-        rng = random.Random(seed)
-        i = 0
-        while i < len(ids):
-            n = rng.randint(1, 9)
-            yield ids[i : i + n]
-            i += n
-        return
-    for i in range(0, len(ids), int(size)):
-        yield ids[i : i + int(size)]
+        return cut(ids, dict(chunk_sizes(len(ids), seeds=(seed,)))[f"random{seed}"])
+    step = int(size)
+    return cut(ids, [step] * ((len(ids) + step - 1) // step))
 
 
 def stream(model, ids: Sequence[int], size: int | str = 1, *, finish_reason: str = "stop", **parser_kw):

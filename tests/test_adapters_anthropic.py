@@ -7,7 +7,7 @@ import json
 import pytest
 from anthropic.types import Message
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import assert_anthropic_matches, run_started_stream, check_anthropic_well_formed, sdk_anthropic, steps_for
+from adapters_support import assert_anthropic_matches, run_started_stream, check_anthropic_well_formed, sdk_anthropic, steps_for
 
 from tokenparse.adapters import AnthropicMessageStream, DeltaContractError, build_anthropic_message, stop_reason_for
 from tokenparse.errors import ParserStateError

@@ -7,7 +7,7 @@ import json
 import pytest
 from openai.types.chat import ChatCompletion
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import (
+from adapters_support import (
     assert_chat_matches,
     check_chat_well_formed,
     sdk_chat,
@@ -16,7 +16,7 @@ from test_adapters_support import (
 
 from tokenparse.adapters import SSE_DONE, ChatCompletionStream, DeltaContractError, build_chat_completion
 from tokenparse.errors import ParserStateError
-from tokenparse.messages import DeltaFunctionCall, DeltaMessage, DeltaToolCall
+from tokenparse.messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
 
 
 def run_chat(steps, message, **options):
@@ -79,7 +79,7 @@ def test_non_streaming_builder_matches_stream(name):
     ChatCompletion.model_validate(from_message)
     msg = from_message["choices"][0]["message"]
     assert msg["content"] == message.content
-    assert msg.get("reasoning_content") == message.reasoning
+    assert msg.get("reasoning") == message.reasoning  # the default field
     assert [(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in msg.get("tool_calls", [])] == [
         (c.id, c.function.name, c.function.arguments) for c in message.tool_calls
     ]
@@ -91,7 +91,7 @@ def test_first_chunk_shape_and_tool_call_contract():
     _, chunks = run_chat(steps_for(script, None), script.message(), completion_id="chatcmpl-1", created=5)
     first = chunks[0]
     assert first["id"] == "chatcmpl-1" and first["created"] == 5 and first["object"] == "chat.completion.chunk"
-    assert first["choices"][0]["delta"] == {"role": "assistant", "reasoning_content": "Need call the weather and add tools."}
+    assert first["choices"][0]["delta"] == {"role": "assistant", "reasoning": "Need call the weather and add tools."}
     call_chunk = next(c for c in chunks if c["choices"] and "tool_calls" in c["choices"][0]["delta"])
     assert call_chunk["choices"][0]["delta"]["tool_calls"][0] == {
         "index": 0,
@@ -125,32 +125,32 @@ def test_empty_response_still_has_role_and_finish():
     assert final.choices[0].message.content is None
 
 
-def test_logprobs_ride_on_last_chunk_of_their_step_and_carry_over_empty_steps():
+def test_logprobs_ride_on_the_chunk_with_their_text_and_token_ids_on_the_last_chunk_of_the_step():
     stream = ChatCompletionStream(model="m", include_token_ids=True)
     lp = lambda tok: {"token": tok, "logprob": -0.5, "bytes": list(tok.encode()), "top_logprobs": []}  # noqa: E731
     step1 = stream.step(
         [DeltaMessage(reasoning="r"), DeltaMessage(content="a", token_ids=[1, 2])], logprobs=[lp("r"), lp("a")]
     )
-    assert step1[0]["choices"][0]["logprobs"] is None and "token_ids" not in step1[0]["choices"][0]
-    assert step1[1]["choices"][0]["logprobs"]["content"] == [lp("r"), lp("a")]
+    assert step1[0]["choices"][0]["logprobs"]["content"] == [lp("r")] and "token_ids" not in step1[0]["choices"][0]
+    assert step1[1]["choices"][0]["logprobs"]["content"] == [lp("a")]
     assert step1[1]["choices"][0]["token_ids"] == [1, 2]
     held = stream.step([], logprobs=[lp("<")])  # a held-back tag prefix: nothing to show yet
     assert held == []
-    step3 = stream.step([DeltaMessage(content="b", token_ids=[3, 4])], logprobs=[lp("b")])
+    step3 = stream.step([DeltaMessage(content="<b", token_ids=[3, 4])], logprobs=[lp("b")])  # released as text
     assert step3[0]["choices"][0]["logprobs"]["content"] == [lp("<"), lp("b")]
     assert step3[0]["choices"][0]["token_ids"] == [3, 4]
     tail = stream.step([DeltaMessage(token_ids=[5])], logprobs=[lp("<|end|>")])  # token-only delta
     assert tail == []
     from tokenparse.messages import ChatMessage
 
-    last = stream.finish(ChatMessage(content="ab", reasoning="r", completion_tokens=5))
-    assert last[0]["choices"][0]["logprobs"]["content"] == [lp("<|end|>")]
+    last = stream.finish(ChatMessage(content="a<b", reasoning="r", completion_tokens=5))
+    assert last[0]["choices"][0]["logprobs"] is None  # <|end|> wrote no text: on no chunk
     assert last[0]["choices"][0]["token_ids"] == [5]
     chunks = step1 + step3 + last
     final = sdk_chat(chunks)
-    assert [e.token for e in final.choices[0].logprobs.content] == ["r", "a", "<", "b", "<|end|>"]
+    assert [e.token for e in final.choices[0].logprobs.content] == ["r", "a", "<", "b"]
     completion = ChatCompletion.model_validate(stream.completion())
-    assert [e.token for e in completion.choices[0].logprobs.content] == ["r", "a", "<", "b", "<|end|>"]
+    assert [e.token for e in completion.choices[0].logprobs.content] == ["r", "a", "<", "b"]
     assert stream.completion()["choices"][0]["token_ids"] == [1, 2, 3, 4, 5]
 
 
@@ -199,3 +199,19 @@ def test_misuse_raises():
         ChatCompletionStream(model="m", reasoning_field="thinking")
     with pytest.raises(ParserStateError):
         ChatCompletionStream(model="m").completion()
+
+
+def test_reasoning_field_defaults_to_vllms_and_the_old_name_stays_selectable():
+    from tokenparse.cli import build_argparser
+    from tokenparse.cli_formats import render
+
+    steps = [[DeltaMessage(reasoning="think")], [DeltaMessage(content="x")]]
+    message = ChatMessage(reasoning="think", content="x")
+    for kwargs, field in (({}, "reasoning"), ({"reasoning_field": "reasoning_content"}, "reasoning_content")):
+        (first,) = ChatCompletionStream(model="m", **kwargs).step(steps[0])
+        assert first["choices"][0]["delta"] == {"role": "assistant", field: "think"}
+        built = build_chat_completion(message, steps=steps, model="m", **kwargs)
+        assert built["choices"][0]["message"][field] == "think"
+        rendered = "".join(render("chat", steps, lambda: message, **kwargs))
+        assert f'"{field}":"think"' in rendered
+    assert build_argparser().parse_args(["decode"]).reasoning_field == "reasoning"

@@ -8,7 +8,7 @@ import pytest
 from anthropic.types import Message
 from openai.types.responses import Response
 from test_adapters_scripts import SCRIPTS
-from test_adapters_support import (
+from adapters_support import (
     assert_anthropic_matches,
     assert_chat_matches,
     check_anthropic_well_formed,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import re
 
 import pytest
+from streaming import chunk_sizes
 from test_adapters_e2e import ADD, WEATHER, check_all_adapters
 
 import tokenparse
@@ -168,14 +168,7 @@ def test_every_dialect_has_an_example():
 
 
 def _sizes(n):
-    yield "all", [n]
-    for size in (1, 2, 3, 7):
-        yield f"size{size}", [size] * ((n + size - 1) // size)
-    for seed in (0, 1):
-        rng, sizes = random.Random(seed), []
-        while sum(sizes) < n:
-            sizes.append(rng.randint(1, 9))
-        yield f"random{seed}", sizes
+    return chunk_sizes(n, seeds=(0, 1))
 
 
 @pytest.mark.parametrize("name", sorted(set(EXAMPLES) & set(profile_names())))

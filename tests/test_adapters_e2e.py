@@ -12,11 +12,10 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import random
 from pathlib import Path
 
 import pytest
-from test_adapters_support import (
+from adapters_support import (
     assert_anthropic_matches,
     assert_chat_matches,
     assert_responses_matches,
@@ -29,6 +28,7 @@ from test_adapters_support import (
 )
 
 import tokenparse
+from streaming import chunk_sizes, cut
 from tokenparse.adapters import AnthropicMessageStream, ChatCompletionStream, ResponsesStream
 from tokenparse.profiles import profile_names
 
@@ -130,44 +130,25 @@ def _fixture_examples():
 
 
 def _load_fixture_profile(stem):
+    # every fixture has a registered profile with a bundled tokenizer: a missing one is a failure
     known = set(profile_names())
     for name in FIXTURE_PROFILES.get(stem, []):
         if name in known:
-            try:
-                return tokenparse.load(name)
-            except tokenparse.TokenizerError as exc:
-                pytest.skip(f"{name}: {exc}")
-    pytest.skip(f"no dialect for {stem} registered yet (profiles: {sorted(known)})")
+            return tokenparse.load(name)
+    pytest.fail(f"no registered profile decodes {stem} (profiles: {sorted(known)})")
 
 
 # ---------------------------------------------------------------------------- chunkings
 
 
 def chunkings(n):
-    yield "all", [n]
-    for size in (1, 2, 3, 7):
-        yield f"size{size}", [size] * ((n + size - 1) // size)
-    for seed in range(3):
-        rng = random.Random(seed)
-        sizes, total = [], 0
-        while total < n:
-            sizes.append(rng.choice([0, 1, 1, 2, 3, 5, 8]))  # 0: an engine step with no token
-            total += sizes[-1]
-        yield f"random{seed}", sizes
-
-
-def split(ids, sizes):
-    out, i = [], 0
-    for size in sizes:
-        out.append(ids[i : i + size])
-        i += size
-    return out
+    return chunk_sizes(n, seeds=range(3), empty_steps=True)  # empty steps: an engine step with no token
 
 
 def parse_steps(model, ids, chunk_sizes, tools, finish_reason="stop"):
     counter = itertools.count()
     parser = model.parser(tools=tools, id_factory=lambda: f"call_{next(counter)}")
-    steps = [parser.feed(chunk) for chunk in split(ids, chunk_sizes)]
+    steps = [parser.feed(chunk) for chunk in cut(ids, chunk_sizes)]
     steps.append(parser.finish(finish_reason))
     return steps, parser.result(), parser
 

@@ -6,7 +6,7 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_adapters_support import (
+from adapters_support import (
     Script,
     assert_anthropic_matches,
     assert_chat_matches,

@@ -8,7 +8,7 @@ import json
 import pytest
 from openai.types.responses import Response
 from test_adapters_scripts import SCRIPTS, SEEDS
-from test_adapters_support import assert_responses_matches, run_started_stream, check_responses_well_formed, sdk_responses, steps_for
+from adapters_support import assert_responses_matches, run_started_stream, check_responses_well_formed, sdk_responses, steps_for
 
 from tokenparse.adapters import DeltaContractError, ResponsesStream, build_response, builtin_item_type
 from tokenparse.errors import ParserStateError
@@ -122,25 +122,26 @@ def test_response_fields_are_echoed():
 
 def test_logprobs_on_output_text_only():
     lp = lambda tok: {"token": tok, "logprob": -1.0, "bytes": list(tok.encode()), "top_logprobs": []}  # noqa: E731
+    ev = lambda tok: {"token": tok, "logprob": -1.0, "top_logprobs": []}  # noqa: E731  (event shape)
     stream = ResponsesStream(model="m")
     ev0 = stream.start()
     ev1 = stream.step([DeltaMessage(content="a"), DeltaMessage(reasoning="r")], logprobs=[lp("a"), lp("r")])
     text_deltas = [e for e in ev1 if e["type"] == "response.output_text.delta"]
-    assert text_deltas[0]["logprobs"] == [lp("a"), lp("r")]
+    assert text_deltas[0]["logprobs"] == [ev("a")]  # not the reasoning token's
     assert stream.step([], logprobs=[lp("<")]) == []  # held back: carried forward
-    ev2 = stream.step([DeltaMessage(content="b")], logprobs=[lp("b")])
-    assert [e["logprobs"] for e in ev2 if e["type"] == "response.output_text.delta"] == [[lp("<"), lp("b")]]
+    ev2 = stream.step([DeltaMessage(content="<b")], logprobs=[lp("b")])
+    assert [e["logprobs"] for e in ev2 if e["type"] == "response.output_text.delta"] == [[ev("<"), ev("b")]]
     ev3 = stream.step([DeltaMessage(reasoning="s")], logprobs=[lp("s")])  # reasoning only: dropped
     ev4 = stream.step([DeltaMessage(content="c")])
     assert [e["logprobs"] for e in ev4 if e["type"] == "response.output_text.delta"] == [[]]
-    ev5 = stream.finish(ChatMessage(content="abc", reasoning="rs"))
+    ev5 = stream.finish(ChatMessage(content="a<bc", reasoning="rs"))
     parts = [o["content"][0] for o in stream.response()["output"] if o["type"] == "message"]
-    assert [p["logprobs"] for p in parts] == [[lp("a"), lp("r")], [lp("<"), lp("b")], []]
+    assert [p["logprobs"] for p in parts] == [[lp("a")], [lp("<"), lp("b")], []]
     events = ev0 + ev1 + ev2 + ev3 + ev4 + ev5
     check_responses_well_formed(events)
     final, _, _ = sdk_responses(events)
-    assert final.output_text == "abc"
-    assert [lp.token for o in final.output if o.type == "message" for lp in o.content[0].logprobs] == ["a", "r", "<", "b"]
+    assert final.output_text == "a<bc"
+    assert [lp.token for o in final.output if o.type == "message" for lp in o.content[0].logprobs] == ["a", "<", "b"]
 
 
 def test_misuse_raises():

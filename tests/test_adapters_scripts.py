@@ -6,7 +6,7 @@ and non-ASCII text (accents, CJK, emoji outside the BMP).
 """
 from __future__ import annotations
 
-from test_adapters_support import Script
+from adapters_support import Script
 
 SCRIPTS: dict[str, Script] = {
     "reasoning_content": Script([("reasoning", "Think: 天気 é ☃ 😀 ok"), ("content", "Bonjour — 世界 🌍!")]),

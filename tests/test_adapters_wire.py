@@ -12,7 +12,7 @@ import pytest
 from anthropic import Anthropic
 from openai import LengthFinishReasonError, OpenAI
 from test_adapters_scripts import SCRIPTS
-from test_adapters_support import assert_anthropic_matches, assert_chat_matches, steps_for
+from adapters_support import assert_anthropic_matches, assert_chat_matches, steps_for
 
 from tokenparse.cli_formats import render
 

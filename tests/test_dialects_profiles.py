@@ -1,4 +1,6 @@
-"""The 14 built-in text-tag profiles: registration, binding, options, and one call each.
+"""The built-in text-tag profiles: registration, binding, options, and one call each.
+
+The per-dialect test list itself runs on every registry row in ``test_conformance.py``.
 
 Payload grammars of the XML families (Qwen3-Coder / Qwen3.5, GLM, DSML, MiniMax-M2) are
 tested in depth in their own test files; here each profile is loaded and decodes one
@@ -13,6 +15,7 @@ token and as plain text (matched as a text tag).
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -21,10 +24,18 @@ import tokenparse
 from tokenparse.dialects import DIALECTS, dialect
 from dialects_support import WEATHER_TOOLS, check_stream, encode, synthetic_table
 
-PROFILES = [
-    "qwen3", "qwen3-coder", "qwen3.5", "deepseek-r1", "deepseek-v3", "deepseek-v3.1", "deepseek-v3.2",
-    "deepseek-v4", "glm-4.5", "glm-4.7", "kimi-k2", "mistral", "llama3", "minimax-m2",
-]
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _readme_profiles() -> list[str]:
+    """Profile names of the README's text-tag table, in its order."""
+    text = README.read_text(encoding="utf-8")
+    table = text[text.index("### Text-tag dialects") :]
+    return re.findall(r"^\| `([^`]+)` \|", table, flags=re.M)
+
+
+#: the documented text-tag profiles; the registry must have exactly these, in this order
+PROFILES = _readme_profiles()
 
 GLM_SPECIALS = {
     "<|endoftext|>": 151329, "<|user|>": 151336, "<|assistant|>": 151337, "<|observation|>": 151338,
@@ -40,10 +51,9 @@ def test_all_profiles_are_registered():
 
 
 def test_readme_table_lists_every_profile():
-    readme = Path(__file__).resolve().parents[1] / "README.md"
-    text = readme.read_text(encoding="utf-8")
+    text = README.read_text(encoding="utf-8")
     table = text[text.index("### Text-tag dialects") :]
-    for name in PROFILES:
+    for name in DIALECTS:
         assert f"| `{name}` |" in table, name
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -12,6 +11,7 @@ from hypothesis import strategies as st
 from tokenparse.errors import ParserStateError
 from tokenparse.json import CallArgs, CallBegin, CallEnd, EnvelopeReader, JsonLimitError, JsonStreamError
 from streaming import text_chunks
+from work import work
 
 CHUNKINGS = [[1], [2], [3], [7], [1, 4, 2, 9, 3]]
 
@@ -310,9 +310,13 @@ def test_arguments_are_the_verbatim_source(name, arguments, extra, args_first, i
 
 def test_long_tokens_in_small_chunks_stay_linear() -> None:
     # A held-back unfinished token grows piece by piece, never by re-copying.
+    def text_of(digits: str) -> str:
+        return '{"name": "f", "x": ' + digits + ', "arguments": {"n": -' + digits + "}}"
+
     digits = "7" * 300_000
-    text = '{"name": "f", "x": ' + digits + ', "arguments": {"n": -' + digits + "}}"
-    start = time.process_time()
-    events, reader, _ = read(chunked(text, [3]))
-    assert time.process_time() - start < 10
+    events, reader, _ = read(chunked(text_of(digits), [3]))
     assert events == calls(("f", '{"n": -' + digits + "}")) and not reader.errors
+    # deterministic cost (tests/work.py) for n and 8n digits: linear is ~8x, quadratic ~64x
+    small, _ = work(read, chunked(text_of("7" * 2_000), [3]))
+    large, _ = work(read, chunked(text_of("7" * 16_000), [3]))
+    assert large < small * 8 * 3, (small, large)

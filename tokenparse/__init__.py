@@ -9,12 +9,14 @@
 >>> parser.finish(); message = parser.result()
 """
 from .api import Model, Parser, load
+from .detection import Candidate, DetectionError, detect
 from .errors import (
     BufferLimitError,
     Diagnostic,
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
+    SnapshotError,
     TokenizerError,
     TokenParseError,
     ToolCallError,
@@ -36,6 +38,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "load",
+    "detect",
+    "Candidate",
+    "DetectionError",
     "Model",
     "Parser",
     "profile_names",
@@ -56,4 +61,5 @@ __all__ = [
     "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
+    "SnapshotError",
 ]

@@ -5,7 +5,7 @@ import dataclasses
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, make_call_id
-from .core import BoundDialect, DiagnosticLog
+from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
@@ -18,8 +18,8 @@ if False:  # pragma: no cover - typing only
 __all__ = ["load", "Model", "Parser"]
 
 
-def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model":
-    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...).
+def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
+    """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...); ``"auto"`` detects it from ``tokenizer``.
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
@@ -27,6 +27,10 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model"
     ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
     ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
     """
+    if profile.lower() == "auto":  # detection builds the table; reuse it
+        from .detection import resolve
+
+        profile, tokenizer = resolve(tokenizer)
     spec = get_profile(profile)
     if tokenizer is None:
         if spec.default_table is None:
@@ -48,7 +52,7 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> "Model"
 class Model:
     """A tokenizer's tables bound to a dialect. Immutable; share it across requests and threads."""
 
-    __slots__ = ("name", "table", "dialect")
+    __slots__ = ("name", "table", "dialect", "__weakref__")
 
     def __init__(self, name: str, table: TokenTable, dialect: BoundDialect) -> None:
         self.name = name
@@ -67,7 +71,7 @@ class Model:
         strict: bool = False,
         id_factory: Any = make_call_id,
         keep_result: bool = True,
-    ) -> "Parser":
+    ) -> Parser:
         """A new parser for one response. Never share a parser between responses.
 
         ``keep_result=False``: the parser does not keep the complete message (content,
@@ -94,6 +98,35 @@ class Model:
         parser.feed(token_ids)
         parser.finish(finish_reason)
         return parser.result()
+
+    def parse_batch(
+        self,
+        rows: Any,
+        tools: Any = None,
+        prompts: Any = None,
+        *,
+        tool_choice: Any = "auto",
+        strict: bool = False,
+        finish_reason: Literal["stop", "length"] = "stop",
+        workers: int | None = None,
+    ) -> list[ChatMessage]:
+        """``parse`` of many complete responses (see :mod:`tokenparse.batch`).
+
+        ``rows``: ID sequences, NumPy arrays or an Arrow list column; ``tools``: one tools
+        list for every row, or one per row; ``prompts``: per-row prompt IDs. Results are in
+        input order; a row that fails holds its exception instead of a message.
+        ``workers=N`` decodes in N processes, each loading the model once.
+        """
+        from .batch import parse_batch
+
+        return parse_batch(self, rows, tools, prompts, tool_choice=tool_choice, strict=strict,
+                           finish_reason=finish_reason, workers=workers)
+
+    def resume(self, snapshot: bytes, *, key: bytes | None = None, id_factory: Any = None) -> "Parser":
+        """A parser continuing where ``parser.snapshot()`` left off (see :mod:`tokenparse.snapshot`)."""
+        from .snapshot import resume_parser
+
+        return resume_parser(self, snapshot, key=key, id_factory=id_factory)
 
     def segments(
         self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
@@ -149,6 +182,8 @@ class Parser:
 
     States: ``OPEN`` (accepts ``feed``), ``FINISHED`` (after ``finish``; ``result`` is
     final), ``ERROR`` (a strict-mode error was raised; the parser refuses further input).
+    ``observer`` (a :class:`tokenparse.core.ParseObserver`, used by ``tokenparse explain``)
+    is given the decoder's sink to wrap; without one nothing changes.
     """
 
     def __init__(
@@ -161,6 +196,7 @@ class Parser:
         strict: bool,
         id_factory: Any = make_call_id,
         keep_result: bool = True,
+        observer: ParseObserver | None = None,
     ) -> None:
         self.model = model
         self._log = DiagnosticLog(strict)
@@ -169,7 +205,11 @@ class Parser:
         self.keep_result = keep_result
         self._assembler = Assembler(self.tools, self._log, id_factory=id_factory, keep=keep_result)
         router = model.dialect.router(self._assembler, self._log, self.tools)
+        if observer is not None:  # tokenparse.explain: see the decoder's segment calls
+            router = observer.segment_sink(router)
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
+        if observer is not None:
+            observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
         self._take = self._assembler.take
         self.state = _OPEN
@@ -201,7 +241,7 @@ class Parser:
             self._decode_step(ids)
         except TokenParseError as error:
             self.state = _ERROR
-            raise error.located(self._position(len(ids)))
+            raise error.located(self._position(len(ids)))  # noqa: B904  # the same error, now with its position
         if len(self._log_items) != reported:
             self._locate_diagnostics(reported, self._position(len(ids)))
             ids = _int_ids(ids)
@@ -241,7 +281,7 @@ class Parser:
             self._assembler.finish()
         except TokenParseError as error:
             self.state = _ERROR
-            raise error.located(self._position(0))
+            raise error.located(self._position(0))  # noqa: B904  # the same error, now with its position
         if len(self._log_items) != reported:
             self._locate_diagnostics(reported, self._position(0))
         self.state = _FINISHED
@@ -260,7 +300,13 @@ class Parser:
 
     # -- streaming JSON views ----------------------------------------------------------------
 
-    def tool_call_json(self, index: int) -> "PartialJson":
+    def snapshot(self, *, key: bytes | None = None) -> bytes:
+        """This parser's state as bytes; ``model.resume(data)`` continues it (any process)."""
+        from .snapshot import snapshot_parser
+
+        return snapshot_parser(self, key=key)
+
+    def tool_call_json(self, index: int) -> PartialJson:
         """A :class:`tokenparse.json.PartialJson` over tool call ``index``'s arguments so far.
 
         Brought up to date on each call (only the new fragments are read, so polling after
@@ -274,13 +320,13 @@ class Parser:
         parts, ended = self._assembler.argument_parts(index)
         return self._sync_json(("call", index), parts, ended)
 
-    def content_json(self) -> "PartialJson":
+    def content_json(self) -> PartialJson:
         """The same view over the response content, for structured (JSON) output."""
         if not self.keep_result:
             raise ParserStateError("content_json() on a parser made with keep_result=False")
         return self._sync_json("content", self._assembler.content_parts(), self.state is _FINISHED)
 
-    def _sync_json(self, key: object, parts: list[str], ended: bool) -> "PartialJson":
+    def _sync_json(self, key: object, parts: list[str], ended: bool) -> PartialJson:
         from .json import PartialJson
 
         entry = self._json_readers.get(key)

@@ -13,7 +13,8 @@ import secrets
 from typing import Callable, Sequence
 
 from .core import DiagnosticLog
-from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
+from .errors import ToolCallError
+from .messages import ChatMessage, DeltaMessage, FunctionCall, ToolCall
 from .toolset import ToolSet
 
 __all__ = ["Assembler", "make_call_id"]
@@ -172,7 +173,7 @@ class Assembler:
             self._dropped = None
             where = self._dropped_pos if self._dropped_pos is not None else pos
             if not name.strip():
-                self._log.report("tool_call", "a call without a tool name was not emitted", where, text=name + args)
+                self._log.report(ToolCallError.code, "a call without a tool name was not emitted", where, text=name + args)
                 return
             self._log.report(
                 "unknown_tool",
@@ -241,7 +242,7 @@ class Assembler:
             self._pending_ids.extend(token_ids)
             ids, self._pending_ids = self._pending_ids, []
         else:
-            ids = token_ids
+            ids = list(token_ids) if type(token_ids) is not list else token_ids
         if kind <= _REASONING and not self._runs:  # the common step: text of one body
             return [_text_delta(kind, payload, ids)]
         runs, self._runs = self._runs, []
@@ -321,7 +322,7 @@ def _text_delta_validated(kind: int, text: object, token_ids: Sequence[int]) -> 
     return _validate_delta({_TEXT_FIELD[kind]: text, "token_ids": token_ids})
 
 
-def _pick_text_delta():  # type: ignore[no-untyped-def]
+def _pick_text_delta():
     for kind in (_CONTENT, _REASONING):
         fast, checked = _text_delta_constructed(kind, "x", [1]), _text_delta_validated(kind, "x", [1])
         if (fast != checked or fast.model_fields_set != checked.model_fields_set

@@ -12,7 +12,7 @@ The CLI calls one function::
         sse=False,                # True: Server-Sent Events framing; False: one JSON per line
         out=sys.stdout,           # any text stream; flushed after every step
         model_name="tokenparse",  # "model" field of chat/responses/anthropic objects
-        reasoning_field="reasoning_content",   # chat only: or "reasoning"
+        reasoning_field="reasoning",   # chat only: or "reasoning_content"
         include_usage=True,       # chat only: the trailing usage chunk
         prompt_tokens=0,          # usage: input/prompt token count
     ) -> None
@@ -59,7 +59,7 @@ def render(
     *,
     sse: bool = False,
     model_name: str = "tokenparse",
-    reasoning_field: str = "reasoning_content",
+    reasoning_field: str = "reasoning",
     include_usage: bool = True,
     prompt_tokens: int = 0,
 ) -> Iterator[str]:
@@ -115,7 +115,7 @@ def write_stream(
     sse: bool = False,
     out: TextIO | None = None,
     model_name: str = "tokenparse",
-    reasoning_field: str = "reasoning_content",
+    reasoning_field: str = "reasoning",
     include_usage: bool = True,
     prompt_tokens: int = 0,
 ) -> None:

@@ -10,7 +10,7 @@ Layers (each imports only the ones before it; ``tests/test_layers.py`` checks th
     assembly, toolset      events -> DeltaMessage lists and the complete message
     profiles, dialects     the registry: one row per dialect, wiring the layers together
     api                    load / Model / Parser
-    adapters/, cli         wire formats
+    adapters/, cli         wire formats; the command line and its token-by-token trace (explain)
     integrations/          engine hooks
 
 A *channel decoder* turns token IDs into segment calls on a :class:`SegmentSink`; a
@@ -39,6 +39,7 @@ __all__ = [
     "GrammarFactory",
     "BoundDialect",
     "Dialect",
+    "ParseObserver",
 ]
 
 
@@ -153,9 +154,22 @@ class BoundDialect(Protocol):
 class Dialect(Protocol):
     name: str
 
-    def bind(self, table: "TokenTable") -> BoundDialect:
+    def bind(self, table: TokenTable) -> BoundDialect:
         """Resolve literals to IDs; raise ``TokenizerError`` naming any literal the table lacks."""
         ...
+
+
+class ParseObserver(Protocol):
+    """Watches one parser (``tokenparse explain``); a parser built without one pays nothing.
+
+    ``segment_sink`` receives the router (the decoder's sink) and returns the sink the
+    decoder drives instead, which must forward every call unchanged; ``attach`` receives
+    the decoder (its ``state`` or ``mode`` names what it is reading) and the parser's log.
+    """
+
+    def segment_sink(self, sink: SegmentSink) -> SegmentSink: ...
+
+    def attach(self, decoder: ChannelDecoder, log: DiagnosticLog) -> None: ...
 
 
 #: builds the payload grammar of one tool block: ``factory(out, log, tools)``

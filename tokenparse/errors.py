@@ -17,6 +17,7 @@ __all__ = [
     "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
+    "SnapshotError",
     "Diagnostic",
 ]
 
@@ -35,7 +36,12 @@ class TokenParseError(Exception):
         where = f" at token {position}" if position is not None else ""
         super().__init__(f"{message}{where}")
 
-    def located(self, position: int) -> "TokenParseError":
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        # keyword-only arguments: rebuild from the message, then restore position, code and
+        # any attribute set later (a batch sets ``row``), so errors cross process pools intact
+        return (type(self), (self.message,), {**self.__dict__, "args": self.args})
+
+    def located(self, position: int) -> TokenParseError:
         """This error with ``position`` filled in when the layer that raised it did not know
         it (payload grammars see text, not tokens: the parser adds the token being read)."""
         if self.position is None:
@@ -86,6 +92,19 @@ class ParserStateError(TokenParseError, RuntimeError):
     code = "state"
 
 
+class SnapshotError(TokenParseError, ValueError):
+    """A parser snapshot cannot be resumed: corrupt, from another format version, from
+    another model (profile, tokenizer or options), or carrying state tokenparse refuses to
+    build. ``reason`` is ``"corrupt"``, ``"version"``, ``"model"``, ``"unsafe"`` or
+    ``"unsupported"`` (a parser whose state cannot be captured)."""
+
+    code = "snapshot"
+
+    def __init__(self, message: str, *, reason: str = "corrupt", position: int | None = None) -> None:
+        super().__init__(message, position=position)
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
     """A recovered problem, recorded in lenient mode.
@@ -106,8 +125,8 @@ class Diagnostic:
 
 
 _ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
-    "invalid_token": InvalidTokenError,
-    "buffer_limit": BufferLimitError,
-    "tool_call": ToolCallError,
+    InvalidTokenError.code: InvalidTokenError,
+    BufferLimitError.code: BufferLimitError,
+    ToolCallError.code: ToolCallError,
     "unknown_tool": ToolCallError,
 }

@@ -1,24 +1,33 @@
-"""Registry of built-in model profiles: a dialect plus, where a package ships it, a tokenizer."""
+"""The registry: one :class:`Profile` row per dialect, looked up by name or alias.
+
+The built-in rows are declared in :mod:`tokenparse.dialects` and registered here, the one
+place that wires the layers together; no lower module imports this one.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .core import Dialect
 from .tokenizers.table import TokenTable
 
-__all__ = ["Profile", "register_profile", "get_profile", "profile_names"]
+if TYPE_CHECKING:
+    from .examples import WorkedExample
+
+__all__ = ["Profile", "register_profile", "get_profile", "profile_names", "builtin_profiles"]
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
-    #: builds the (unbound) dialect; called once per ``load``
-    dialect: Callable[[], Dialect]
-    #: builds the default token table offline, or ``None`` when the user must pass a tokenizer
+    #: builds the (unbound) dialect declaration with ``load``'s options; called once per ``load``
+    dialect: Callable[..., Dialect]
+    #: builds the bundled token table offline, or ``None`` when the user must pass a tokenizer
     default_table: Callable[[], TokenTable] | None = None
     description: str = ""
     aliases: tuple[str, ...] = field(default=())
+    #: one response in the dialect's spelling; the conformance suite runs on it
+    example: WorkedExample | None = field(default=None, compare=False)
 
 
 _PROFILES: dict[str, Profile] = {}
@@ -53,11 +62,14 @@ def _load_builtin_profiles() -> None:
     if _loaded:
         return
     _loaded = True
-    import importlib
+    from .dialects import ROWS
 
-    for module in _BUILTIN_PROFILE_MODULES:
-        importlib.import_module(module)
+    for row in ROWS:
+        register_profile(row)
 
 
-#: modules whose import registers profiles
-_BUILTIN_PROFILE_MODULES = ["tokenparse.dialects"]
+def builtin_profiles() -> tuple[Profile, ...]:
+    """The built-in rows, in declaration order (the conformance suite runs on each)."""
+    from .dialects import ROWS
+
+    return ROWS

@@ -64,7 +64,7 @@ class ToolSet:
             for key in ("anyOf", "oneOf"):
                 options = prop.get(key)
                 if isinstance(options, list):
-                    kinds = [o.get("type") for o in options if isinstance(o, Mapping) and isinstance(o.get("type"), str)]
+                    kinds: list[str] = [o["type"] for o in options if isinstance(o, Mapping) and isinstance(o.get("type"), str)]
                     if kinds:
                         return kinds
             if "enum" in prop and all(isinstance(v, str) for v in prop["enum"]):

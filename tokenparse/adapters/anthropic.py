@@ -15,7 +15,8 @@ Mapping
   reasoning → ``thinking`` block (``thinking_delta``; ``signature`` stays ``""``, as an
   open-weights model has nothing to sign), content → ``text`` block (``text_delta``), a tool
   call → ``tool_use`` block whose ``id`` is the parser's call id and ``name`` the tool name
-  (``input_json_delta`` with the model's argument text as written).
+  (``input_json_delta`` with the model's argument text as written, as long as it is a valid
+  prefix of one JSON object; see below).
 * Harmony built-in tool calls are omitted: the Messages API's server-tool blocks promise a
   server-executed result block that an engine does not produce.
 * ``stop_reason``: ``tool_calls`` → ``tool_use``, ``length`` → ``max_tokens``, otherwise
@@ -24,18 +25,25 @@ Mapping
 * Every block started is stopped before the next one starts; indices count from 0.
 * The Messages API has no logprobs; ``step(..., logprobs=...)`` accepts and ignores them so
   engines can drive every adapter the same way.
-* In :meth:`AnthropicMessageStream.message`, a ``tool_use.input`` is the arguments parsed as
-  JSON. Arguments that are not a JSON object (a call cut off by ``max_tokens``) give ``{}``
-  there; streaming clients receive the raw text either way.
+* ``tool_use.input`` must be a JSON object, and the anthropic SDK parses the streamed
+  ``partial_json`` after every delta (raising on text that cannot start an object). So
+  arguments go out only while they are a valid prefix of one JSON object: a body that is
+  not an object from its first non-blank character (gpt-oss may write a string, an array
+  or plain text) sends no ``input_json_delta`` and gets ``input: {}``; arguments that stop
+  being JSON send what came before the first bad character. The final ``input`` in
+  :meth:`AnthropicMessageStream.message` is what the streamed text gives — the object, or
+  for a call cut off by ``max_tokens`` the partial reading the SDK makes of it — so
+  streaming and non-streaming clients end with the same ``input``. The model's full text
+  stays in the parser's result (``ChatMessage.tool_calls``).
 """
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any, Iterable, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
 from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, parts_of, replay
+from ._tool_input import ToolInput
 
 __all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
 
@@ -82,9 +90,10 @@ class AnthropicMessageStream(AdapterStream):
         self._router = BlockRouter()
         self._open_index: int | None = None
         # Blocks as they are being built: thinking/text carry a list of text pieces, tool_use
-        # its raw argument pieces; the final Message is made from these.
+        # a ToolInput (what was sent of its arguments); the final Message is made from these.
         self._blocks: list[dict[str, Any]] = []
         self._block_texts: list[list[str]] = []
+        self._tool_inputs: dict[int, ToolInput] = {}
         self._final: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ public API
@@ -165,14 +174,18 @@ class AnthropicMessageStream(AdapterStream):
         assert index is not None
         if not part.text:
             return
-        self._block_texts[index].append(part.text)
         block_type = self._blocks[index]["type"]
         if block_type == "thinking":
+            self._block_texts[index].append(part.text)
             delta = {"type": "thinking_delta", "thinking": part.text}
         elif block_type == "text":
+            self._block_texts[index].append(part.text)
             delta = {"type": "text_delta", "text": part.text}
         else:
-            delta = {"type": "input_json_delta", "partial_json": part.text}
+            sendable = self._tool_inputs[index].feed(part.text)
+            if not sendable:
+                return
+            delta = {"type": "input_json_delta", "partial_json": sendable}
         events.append(AnthropicEvent(type="content_block_delta", index=index, delta=delta))
 
     def _start_block(self, part: Part, events: list[AnthropicEvent]) -> None:
@@ -182,6 +195,7 @@ class AnthropicMessageStream(AdapterStream):
             block = {"type": "text", "text": ""}
         else:
             block = {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
+            self._tool_inputs[len(self._blocks)] = ToolInput()
         index = len(self._blocks)
         self._blocks.append(block)
         self._block_texts.append([])
@@ -190,35 +204,31 @@ class AnthropicMessageStream(AdapterStream):
         events.append(AnthropicEvent(type="content_block_start", index=index, content_block=dict(block)))
 
     def _stop_open(self, events: list[AnthropicEvent]) -> None:
-        if self._open_index is None:
+        index = self._open_index
+        if index is None:
             return
-        events.append(AnthropicEvent(type="content_block_stop", index=self._open_index))
+        tool_input = self._tool_inputs.get(index)
+        if tool_input is not None:
+            tail = tool_input.finish()
+            if tail:
+                events.append(AnthropicEvent(type="content_block_delta", index=index,
+                                             delta={"type": "input_json_delta", "partial_json": tail}))
+        events.append(AnthropicEvent(type="content_block_stop", index=index))
         self._open_index = None
         self._router.open_key = None
 
     def _final_content(self) -> list[dict[str, Any]]:
         content = []
-        for block, pieces in zip(self._blocks, self._block_texts):
-            text = "".join(pieces)
+        for index, (block, pieces) in enumerate(zip(self._blocks, self._block_texts)):
             block = dict(block)
             if block["type"] == "thinking":
-                block["thinking"] = text
+                block["thinking"] = "".join(pieces)
             elif block["type"] == "text":
-                block["text"] = text
+                block["text"] = "".join(pieces)
             else:
-                block["input"] = _tool_input(text)
+                block["input"] = self._tool_inputs[index].value()
             content.append(block)
         return content
-
-
-def _tool_input(arguments: str) -> dict[str, Any]:
-    if not arguments.strip():
-        return {}
-    try:
-        value = json.loads(arguments)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def build_anthropic_message(

@@ -16,16 +16,23 @@ Wire decisions
 * ``role: "assistant"`` rides on the first chunk only (call :meth:`start` to send it alone
   before the first token); the SDK's accumulator concatenates strings, so a role repeated on
   every chunk would come out as ``"assistantassistant..."``.
-* Reasoning goes under ``reasoning_field``: ``"reasoning_content"`` (vLLM, SGLang,
-  DeepSeek) by default, ``"reasoning"`` (OpenRouter, newer vLLM) as the alternative.
-* A tool call's first chunk carries ``index``, ``id``, ``type`` and the full ``name`` with
-  ``arguments: ""``; later chunks carry ``index`` and argument fragments, exactly as the
-  parser's :class:`~tokenparse.messages.DeltaToolCall` contract. Harmony built-in tool calls
+* Reasoning goes under ``reasoning_field``: ``"reasoning"`` by default (vLLM's field, also
+  OpenRouter's), ``"reasoning_content"`` (SGLang, DeepSeek, older vLLM) as the alternative.
+* A tool call's first chunk carries ``index``, ``id``, ``type``, the full ``name`` and
+  ``arguments``: the argument text of the parser's first delta for the call, which is
+  ``""`` when the step that named the call wrote no arguments yet and the step's first
+  fragment when it did (the parser merges a step's fragments of one call into its delta).
+  ``arguments`` is always present, so an accumulator ends with a string. Later chunks
+  carry ``index`` and argument fragments, exactly as the parser's
+  :class:`~tokenparse.messages.DeltaToolCall` contract. Harmony built-in tool calls
   (``builtin_tool_calls``) have no Chat Completions representation and are omitted.
-* Logprobs and token IDs belong to the engine step that produced them: they are attached
-  once, to the last chunk that step produced. A step that produced no chunk (its tokens were
-  held back, or were control tokens) carries them forward to the next chunk, ultimately the
+* Token IDs belong to the engine step that produced them: they are attached once, to the
+  last chunk that step produced. A step that produced no chunk (its tokens were held back,
+  or were control tokens) carries them forward to the next chunk, ultimately the
   ``finish_reason`` chunk, so concatenating every chunk's ``token_ids`` gives back every ID.
+* Logprobs belong to the text their tokens wrote: each chunk carries the entries of the
+  tokens whose text it carries (see :mod:`tokenparse.adapters._logprobs`); entries of
+  tokens that wrote no text (header words, control tokens, tags) are attached to no chunk.
 * ``finish_reason`` travels on its own chunk with an empty delta; with ``include_usage`` a
   last chunk has ``choices: []`` and ``usage`` (and every earlier chunk has ``usage: null``),
   as ``stream_options.include_usage`` specifies.
@@ -38,6 +45,7 @@ from typing import Any, Iterable, Literal, Sequence
 from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
 from ._common import AdapterStream, DataEvent, DeltaContractError, Part, new_id, now, parts_of, replay
+from ._logprobs import LogprobAligner
 
 __all__ = ["ChatCompletionStream", "ChatChunk", "build_chat_completion", "chat_usage", "ReasoningField"]
 
@@ -79,7 +87,7 @@ class ChatCompletionStream(AdapterStream):
         model: str,
         completion_id: str | None = None,
         created: int | None = None,
-        reasoning_field: ReasoningField = "reasoning_content",
+        reasoning_field: ReasoningField = "reasoning",
         include_usage: bool = False,
         include_token_ids: bool = False,
         prompt_tokens: int = 0,
@@ -99,7 +107,8 @@ class ChatCompletionStream(AdapterStream):
 
         # Per-step payload waiting for a chunk to ride on (see module docstring).
         self._pending_token_ids: list[int] = []
-        self._pending_logprobs: list[dict[str, Any]] = []
+        # created when the first logprobs arrive: responses without logprobs pay nothing
+        self._aligner: LogprobAligner | None = None
 
         # What the emitted chunks add up to, for completion(); kept here rather than
         # re-derived from the ChatMessage so that streaming and non-streaming answers come
@@ -127,18 +136,24 @@ class ChatCompletionStream(AdapterStream):
         """Chunks for one engine step's deltas.
 
         ``logprobs``: the step's ``ChatCompletionTokenLogprob`` objects (dicts with ``token``,
-        ``logprob``, ``bytes``, ``top_logprobs``), attached to the step's last chunk.
+        ``logprob``, ``bytes``, ``top_logprobs``), one per token of the step; each chunk
+        carries those of the tokens whose text it carries.
         """
         self._check_open("step")
         chunks: list[ChatChunk] = []
+        texts: list[list[str]] = []  # per chunk, its pieces of text (for logprobs)
         for delta in deltas:
             if delta.token_ids:
                 self._pending_token_ids.extend(delta.token_ids)
-            payload = self._delta_payload(delta)
+            pieces: list[str] = []
+            payload = self._delta_payload(delta, pieces)
             if payload:
                 chunks.append(self._chunk(payload))
-        if logprobs is not None:
-            self._pending_logprobs.extend(dict(entry) for entry in logprobs)
+                texts.append(pieces)
+        if logprobs is not None and self._aligner is None:
+            self._aligner = LogprobAligner()
+        if self._aligner is not None:
+            self._attach_logprobs(chunks, texts, logprobs)
         if chunks:
             self._attach_pending(chunks[-1])
         return chunks
@@ -195,10 +210,12 @@ class ChatCompletionStream(AdapterStream):
 
     # ------------------------------------------------------------------ internals
 
-    def _delta_payload(self, delta: DeltaMessage) -> dict[str, Any]:
-        """The chunk ``delta`` object for one DeltaMessage; empty when it has nothing to say."""
+    def _delta_payload(self, delta: DeltaMessage, pieces: list[str]) -> dict[str, Any]:
+        """The chunk ``delta`` object for one DeltaMessage; empty when it has nothing to say.
+        The texts it carries are appended to ``pieces``."""
         payload: dict[str, Any] = {}
         for part in parts_of(delta, builtin=False):  # built-in calls: no Chat Completions form
+            pieces.append(part.text)
             if part.kind == "content":
                 payload["content"] = part.text
                 self._content.append(part.text)
@@ -218,8 +235,9 @@ class ChatCompletionStream(AdapterStream):
                 "type": "function",
                 "function": {"name": part.name, "arguments": part.text},
             }
-            # `arguments: ""` on the first fragment, as OpenAI sends it: accumulators then
-            # always end with a string even for a call whose fragments never come.
+            # `arguments` always set on the first fragment (`""` when the parser's first delta
+            # has no text yet, as OpenAI sends it): accumulators then end with a string even
+            # for a call whose fragments never come.
             return {
                 "index": part.index,
                 "id": part.call_id,
@@ -253,12 +271,19 @@ class ChatCompletionStream(AdapterStream):
         choice = {"index": 0, "delta": payload, "logprobs": None, "finish_reason": finish_reason}
         return self._envelope([choice])
 
+    def _attach_logprobs(self, chunks: list[ChatChunk], texts: list[list[str]],
+                         logprobs: Iterable[dict[str, Any]] | None) -> None:
+        assert self._aligner is not None
+        flat = [text for pieces in texts for text in pieces]
+        placed = iter(self._aligner.step(logprobs, flat))
+        for chunk, pieces in zip(chunks, texts):
+            entries = [entry for _ in pieces for entry in next(placed)]
+            if entries:
+                chunk["choices"][0]["logprobs"] = {"content": entries, "refusal": None}
+                self._logprobs.extend(entries)
+
     def _attach_pending(self, chunk: ChatChunk) -> None:
         choice = chunk["choices"][0]
-        if self._pending_logprobs:
-            choice["logprobs"] = {"content": self._pending_logprobs, "refusal": None}
-            self._logprobs.extend(self._pending_logprobs)
-            self._pending_logprobs = []
         if self.include_token_ids:
             choice["token_ids"] = self._pending_token_ids
             self._token_ids.extend(self._pending_token_ids)
@@ -272,7 +297,7 @@ def build_chat_completion(
     model: str,
     completion_id: str | None = None,
     created: int | None = None,
-    reasoning_field: ReasoningField = "reasoning_content",
+    reasoning_field: ReasoningField = "reasoning",
     include_token_ids: bool = False,
     prompt_tokens: int = 0,
     system_fingerprint: str | None = None,

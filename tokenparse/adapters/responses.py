@@ -49,10 +49,12 @@ call, which the engine then runs). ``sequence_number`` counts every event from 0
 with ``response.incomplete`` (``incomplete_details.reason = "max_output_tokens"``), as the
 API does; otherwise ``response.completed``.
 
-Logprobs (``step(..., logprobs=...)``, ``ChatCompletionTokenLogprob``-shaped dicts) ride on
-the step's last ``output_text.delta`` and are collected on the ``output_text`` part; the
-Responses API has no place for logprobs of reasoning or arguments, so a step that emitted
-only those drops them. A step that emitted nothing (tokens held back) carries them forward.
+Logprobs (``step(..., logprobs=...)``: ``ChatCompletionTokenLogprob``-shaped dicts, one per
+token of the step) ride on the ``output_text.delta`` that carries their token's text (see
+:mod:`tokenparse.adapters._logprobs`), in the Responses shapes: ``{token, logprob,
+top_logprobs: [{token, logprob}]}`` on the delta and done events, with ``bytes`` on the
+``output_text`` part. Tokens that wrote no text (header words, control tokens) and tokens
+of reasoning or arguments (the Responses API has no place for those) get no entry.
 """
 from __future__ import annotations
 
@@ -63,6 +65,7 @@ from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
 from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, now, parts_of, replay
+from ._logprobs import LogprobAligner, responses_event_logprob, responses_part_logprob
 
 __all__ = ["ResponsesStream", "ResponseEvent", "build_response", "responses_usage", "builtin_item_type"]
 
@@ -123,7 +126,7 @@ class _OpenItem:
     text: list[str] = field(default_factory=list)  # reasoning/content text, arguments or code
     call_id: str | None = None
     name: str | None = None  # function name or built-in recipient
-    logprobs: list[dict[str, Any]] = field(default_factory=list)
+    logprobs: list[dict[str, Any]] = field(default_factory=list)  # output_text part shape
 
 
 class ResponsesStream(AdapterStream):
@@ -170,7 +173,8 @@ class ResponsesStream(AdapterStream):
         self._router = BlockRouter()
         self._open: _OpenItem | None = None
         self._output: list[dict[str, Any]] = []  # completed items, in output order
-        self._pending_logprobs: list[dict[str, Any]] = []
+        # created when the first logprobs arrive: responses without logprobs pay nothing
+        self._aligner: LogprobAligner | None = None
         self._final: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ public API
@@ -191,19 +195,19 @@ class ResponsesStream(AdapterStream):
     ) -> list[ResponseEvent]:
         """Events for one engine step's deltas (starting the response if needed)."""
         events = self.start()
-        if logprobs is not None:
-            self._pending_logprobs.extend(dict(entry) for entry in logprobs)
         parts = [part for delta in deltas for part in parts_of(delta)]
-        # The step's logprobs go on its last output_text.delta; find it before emitting, as
-        # its message item may be closed (done events sent) later in this same step.
-        last_text = max((i for i, part in enumerate(parts) if part.kind == "content"), default=None)
-        if last_text is None and parts:
-            self._pending_logprobs = []  # only reasoning/argument events: nowhere to put them
-        for i, part in enumerate(parts):
-            logprobs_here: list[dict[str, Any]] = []
-            if i == last_text:
-                logprobs_here, self._pending_logprobs = self._pending_logprobs, []
-            self._feed_part(part, events, logprobs_here)
+        if logprobs is not None and self._aligner is None:
+            self._aligner = LogprobAligner()
+        if self._aligner is None:
+            for part in parts:
+                self._feed_part(part, events, [])
+            return events
+        # every part's text is placed (reasoning and argument tokens must not end up on
+        # output text); only content parts keep their entries
+        placed = self._aligner.step(logprobs, [part.text for part in parts])
+        for part, entries in zip(parts, placed):
+            here = [responses_part_logprob(e) for e in entries] if part.kind == "content" else []
+            self._feed_part(part, events, here)
         return events
 
     def finish(self, message: ChatMessage) -> list[ResponseEvent]:
@@ -258,7 +262,7 @@ class ResponsesStream(AdapterStream):
         return response
 
     def _feed_part(self, part: Part, events: list[ResponseEvent], logprobs: list[dict[str, Any]]) -> None:
-        """Append the events for one part; ``logprobs`` go on its output_text.delta."""
+        """Append the events for one part; ``logprobs`` (part shape) go on its output_text.delta."""
         if self._router.needs_new_block(part):
             self._close_open(events, status="completed")
             self._open_item(part, events)
@@ -271,7 +275,7 @@ class ResponsesStream(AdapterStream):
         if item.item_type == "message":
             item.logprobs.extend(logprobs)
             events.append(self._event("response.output_text.delta", **where, content_index=0, delta=part.text,
-                                      logprobs=logprobs))
+                                      logprobs=[responses_event_logprob(e) for e in logprobs]))
         elif item.item_type == "reasoning":
             events.append(self._event("response.reasoning_text.delta", **where, content_index=0, delta=part.text))
         elif item.item_type == "function_call":
@@ -320,7 +324,7 @@ class ResponsesStream(AdapterStream):
                                       part={"type": "reasoning_text", "text": text}))
         elif item.item_type == "message":
             events.append(self._event("response.output_text.done", **where, content_index=0, text=text,
-                                      logprobs=list(item.logprobs)))
+                                      logprobs=[responses_event_logprob(e) for e in item.logprobs]))
             events.append(self._event("response.content_part.done", **where, content_index=0,
                                       part=_output_text_part(text, item.logprobs)))
         elif item.item_type == "function_call":

@@ -27,61 +27,29 @@ what it can and the rest becomes the body), duplicated header words and ``to=``,
 ``to= name``, recipients carrying trailing markup, ``<|constrain|>json`` without a
 recipient (it is a content type, never the recipient), text after ``<|return|>``, stray
 special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in the text).
+
+Size: one state machine (HEADER / CONTENT / BETWEEN) and its recovery rules, kept in one
+class because every structural token handler changes the same few fields and the hot path
+(``feed``) must see them directly; the header words and token resolution live in
+:mod:`.harmony_header` and :mod:`.harmony_tokens`.
 """
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from typing import Sequence
 
 from ..core import DiagnosticLog, SegmentSink
-from ..errors import InvalidTokenError, TokenizerError
+from ..errors import InvalidTokenError
 from ..tokenizers.table import TokenTable, Utf8Stream
 from .harmony_header import parse_header
+from .harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 
-__all__ = ["HarmonyTokens", "HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN", "guarded_table", "non_text_ids"]
+__all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
 HEADER, CONTENT, BETWEEN = "HEADER", "CONTENT", "BETWEEN"
 
 _HEADER_CACHE_SIZE = 512
 _utf_8_decode = codecs.utf_8_decode
-
-
-@dataclass(frozen=True)
-class HarmonyTokens:
-    start: int
-    end: int
-    message: int
-    channel: int
-    constrain: int
-    return_: int
-    call: int
-
-    @classmethod
-    def resolve(cls, table: TokenTable) -> "HarmonyTokens":
-        wanted = {
-            "start": "<|start|>",
-            "end": "<|end|>",
-            "message": "<|message|>",
-            "channel": "<|channel|>",
-            "constrain": "<|constrain|>",
-            "return_": "<|return|>",
-            "call": "<|call|>",
-        }
-        found: dict[str, int] = {}
-        missing = []
-        for field, literal in wanted.items():
-            token_id = table.id_of(literal)
-            if token_id is None:
-                missing.append(literal)
-            else:
-                found[field] = token_id
-        if missing:
-            raise TokenizerError(
-                f"tokenizer {table.name or table!r} lacks the Harmony special tokens {', '.join(missing)}; "
-                "gpt-oss needs the o200k_harmony encoding"
-            )
-        return cls(**found)
 
 
 class HarmonyDecoder:
@@ -98,12 +66,14 @@ class HarmonyDecoder:
         max_header_tokens: int = 128,
         header_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
+        non_text: frozenset[int] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
-        self._non_text = non_text_ids(table, tokens)
+        # computed once per model (BoundHarmony): building it costs more than a short response
+        self._non_text = non_text if non_text is not None else non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table
@@ -178,7 +148,7 @@ class HarmonyDecoder:
                         pass
             else:
                 try:
-                    data = b"".join(map(self._piece_at, token_ids))
+                    data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
                 except (TypeError, IndexError):
                     pass
             if data is not None:
@@ -229,7 +199,7 @@ class HarmonyDecoder:
         try:
             # objects with __index__ (numpy integers) index like the int they stand for;
             # floats, strings and None raise TypeError; unassigned IDs have a None piece
-            data = b"".join(map(self._piece_at, token_ids))
+            data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
         except (IndexError, TypeError):
             self._ordinary_checked(token_ids)
             return
@@ -389,7 +359,7 @@ class HarmonyDecoder:
         self._returned = end == "return"
 
     def _on_invalid_or_stray(self, token_id: object) -> None:
-        literal = self._table.literals.get(token_id) if type(token_id) is int else None  # type: ignore[arg-type]
+        literal = self._table.literals.get(token_id) if type(token_id) is int else None
         if literal is not None:
             # a reserved or unrelated special token: keep its literal in the diagnostic
             self._log.report("stray_special", f"unexpected special token {literal}", self.pos, text=literal)
@@ -539,24 +509,6 @@ class _OpenRecorder:
 
     def close(self, end: str, pos: int) -> None:
         pass
-
-
-def non_text_ids(table: TokenTable, t: HarmonyTokens) -> frozenset[int]:
-    """Every ID that is not plain text: structural tokens, control tokens, other specials."""
-    return frozenset(
-        {t.start, t.end, t.message, t.channel, t.constrain, t.return_, t.call}
-        | set(table.control_ids)
-        | {i for i in table.literals if table.pieces[i] is None}
-    )
-
-
-def guarded_table(pieces: list[bytes | None], non_text: frozenset[int]) -> list[bytes | None]:
-    """The byte table with ``None`` for every non-text ID, then as many ``None`` slots as it
-    has IDs, so that negative IDs index a ``None`` too."""
-    guarded = list(pieces)
-    for token_id in non_text:
-        guarded[token_id] = None
-    return guarded + [None] * len(guarded)
 
 
 def _hashable(value: object) -> bool:

@@ -139,9 +139,9 @@ class TagTokens:
         tail = [_as_int(t) for t in prompt_token_ids[-16:]]
         if r_open is None or r_close is None:
             # tags matched as text: the template wrote them, so the decoded tail shows them
-            text = b"".join(pieces[t] or b"" for t in tail if t is not None and 0 <= t < len(pieces))
-            text = text.decode("utf-8", "replace").rstrip()
-            if text.endswith(self.reasoning_open):  # type: ignore[arg-type]
+            data = b"".join(pieces[t] or b"" for t in tail if t is not None and 0 <= t < len(pieces))
+            text = data.decode("utf-8", "replace").rstrip()
+            if text.endswith(self.reasoning_open):
                 return REASONING
             if text.endswith(self.reasoning_close):  # type: ignore[arg-type]
                 return CONTENT

@@ -43,6 +43,9 @@ Problems that do not stop reading (a repeated key, scalar arguments, a missing n
 recorded and reading continues. Raw control characters inside strings are accepted in
 lenient mode, as ``json.loads(strict=False)`` does. With ``strict=True`` every problem
 raises :class:`~tokenparse.json.JsonStreamError`.
+
+Size: one envelope state machine with its fast path and its error recovery; they share the
+held-tail bookkeeping, so splitting them would put one buffer under two owners.
 """
 from __future__ import annotations
 
@@ -82,7 +85,7 @@ class CallEnd:
 EnvelopeEvent = CallBegin | CallArgs | CallEnd
 
 _new_object = object.__new__
-_set_call_args_text = CallArgs.text.__set__  # type: ignore[attr-defined]
+_set_call_args_text = CallArgs.text.__set__  # type: ignore[attr-defined,misc]  # the slot descriptor
 
 # Reader states, named for what comes next.
 _START = 0  # '{', or '[' when arrays are allowed
@@ -222,14 +225,14 @@ class EnvelopeReader:
         streaming = self._streaming
         if streaming is not None:
             # Arguments of a named call: the chunk is argument text up to where they end.
-            streaming._offset = self._offset - self._value_origin
+            streaming.resume_at(self._offset - self._value_origin)
             try:
                 end = streaming.feed(text)
             except JsonStreamError as exc:
                 return self._stop(text, 0, self._value_failed(text, 0, exc))
             if end < 0:
                 self._offset += len(text)
-                search = self._plain_string_search = streaming._string_search
+                search = self._plain_string_search = streaming.plain_string_search
                 if search is not None and not self._source_tail_chars:  # nothing to hold back
                     return [CallArgs(text)] if text else []
                 self._emit_source(text, 0, len(text), complete=False)
@@ -379,7 +382,7 @@ class EnvelopeReader:
     def _read_value(self, text: str, i: int) -> int:
         """Feed the member value's scanner; route its source by role."""
         scanner = self._value
-        scanner._offset = self._offset + i - self._value_origin  # see the fast path in feed()
+        scanner.resume_at(self._offset + i - self._value_origin)  # type: ignore[union-attr]  # see the fast path in feed()
         try:
             end = scanner.feed(text, i)  # type: ignore[union-attr]
         except JsonStreamError as exc:
@@ -397,7 +400,7 @@ class EnvelopeReader:
             self._take_tail()
         if end < 0:
             if self._streaming is scanner:
-                self._plain_string_search = scanner._string_search
+                self._plain_string_search = scanner.plain_string_search  # type: ignore[union-attr]
             return stop
         self._end_streaming()
         self._state = _AFTER_MEMBER

@@ -57,7 +57,7 @@ def _draft(model: type[BaseModel], pending: dict[type[BaseModel], str], created:
         extra=model.model_config.get("extra") or "ignore",
     )
     draft = create_model(name, __config__=config, __module__=model.__module__, **fields)
-    draft.__draft_of__ = model  # type: ignore[attr-defined]
+    draft.__draft_of__ = model
     created[name] = draft
     return draft
 

@@ -203,7 +203,7 @@ class PartialJson:
     def _build_snapshot(self) -> Any:
         scanner = self._scanner
         child: Any = _NOT_YET
-        if scanner.in_string and not scanner._string_is_key:
+        if scanner.in_string and not scanner.in_key:
             child = self._open_string_prefix()
         # Rebuild the open path innermost first; completed subtrees are shared, not copied.
         for frame in reversed(self._frames):
@@ -239,7 +239,8 @@ class PartialJson:
         frames = self._frames
         if frames:
             parent = frames[-1]
-            path = parent.path + ((parent.key,) if parent.is_object else (len(parent.container),))  # type: ignore[operator]
+            step: str | int = parent.key if parent.is_object and parent.key is not None else len(parent.container)
+            path: tuple[str | int, ...] = parent.path + (step,)
         else:
             path = ()
         frames.append(_Frame({} if is_object else [], path))
@@ -277,7 +278,7 @@ class PartialJson:
         if frame.is_object:
             key = frame.key
             frame.key = None
-            container[key] = value  # type: ignore[index]
+            container[key] = value  # type: ignore[index,call-overload]  # key is set for an object
             if len(frames) == 1:
                 self._settled_top[key] = value  # type: ignore[index]
             self._events.append(SettledField(frame.path + (key,), value))  # type: ignore[operator]

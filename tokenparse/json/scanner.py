@@ -33,12 +33,16 @@ States (``_state``), named for what the next significant character must be:
 ``_DONE``                   the value is complete; ``feed`` is refused
 ``_FAILED``                 an error was raised; ``feed`` is refused
 ==========================  ===========================================================
+
+Size: one lexical state machine whose inner loop (``_scan``) must stay in one function for
+speed (local variables, no calls per character); the states and their rules above are the
+reading guide.
 """
 from __future__ import annotations
 
 import re
-from json.decoder import scanstring
-from typing import Protocol
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
+from typing import Callable, Protocol
 
 from ..errors import ParserStateError
 from .errors import JsonLimitError, JsonStreamError
@@ -180,7 +184,7 @@ class JsonValueScanner:
         self._raw: list[str] | None = [] if _sink is not None else None
         # ``_stop.search`` while the scan is inside a string with no escape pending, else
         # None: the one test the hot path needs. (EnvelopeReader reads it too.)
-        self._string_search = None
+        self._string_search: Callable[..., re.Match[str] | None] | None = None
 
     # -- public state -------------------------------------------------------------------
     @property
@@ -216,9 +220,31 @@ class JsonValueScanner:
         return 0
 
     @property
+    def in_key(self) -> bool:
+        """The string being scanned is an object key."""
+        return self._string_is_key
+
+    @property
     def offset(self) -> int:
         """Characters consumed so far (up to the end of the value once it is done)."""
         return self._offset
+
+    # -- resuming after text the caller passed over -----------------------------------------
+    @property
+    def plain_string_search(self) -> Callable[..., re.Match[str] | None] | None:
+        """While inside a string with no escape pending: a search (``search(text[, pos])``)
+        for the next character the scanner must see (quote, backslash, control character);
+        otherwise ``None``. Text in which it finds nothing only extends the string, so a
+        caller on a hot path may pass it on without feeding it, then :meth:`resume_at`."""
+        return self._string_search
+
+    def resume_at(self, offset: int) -> None:
+        """Continue at stream offset ``offset``: every character between :attr:`offset` and
+        it was plain string text (see :attr:`plain_string_search`) the caller did not feed.
+        Offsets of later errors and of the value's end count those characters."""
+        if offset < self._offset:
+            raise ValueError(f"resume_at({offset}) is before the scanner's offset {self._offset}")
+        self._offset = offset
 
     # -- feeding --------------------------------------------------------------------------
     def feed(self, text: str, start: int = 0) -> int:
@@ -293,7 +319,7 @@ class JsonValueScanner:
                     continue
 
                 if state == _IN_NUMBER:
-                    tail_end = _NUMBER_TAIL.match(text, i).end()
+                    tail_end = _NUMBER_TAIL.match(text, i).end()  # type: ignore[union-attr]  # matches ""
                     if tail_end > i:
                         self._scalar.append(text[i:tail_end])
                         self._scalar_chars += tail_end - i
@@ -495,7 +521,7 @@ class JsonValueScanner:
     def _resume_literal(self, text: str, i: int, n: int) -> tuple[int, bool]:
         """Continue a literal cut by the previous chunk; return (index, complete)."""
         held = self._scalar[0]
-        letters = text[i:_LETTERS.match(text, i).end()]
+        letters = text[i:_LETTERS.match(text, i).end()]  # type: ignore[union-attr]  # matches ""
         word = held + letters
         for literal in _LITERALS:
             if word.startswith(literal):
@@ -539,7 +565,7 @@ def _invalid_escape(escape: str) -> str:
     """Message for a bad escape, quoting it up to its first bad character (so the message
     does not depend on how much text followed in the same chunk)."""
     if escape[1:2] == "u":
-        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]
+        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]  # type: ignore[union-attr]  # matches ""
     return f"invalid escape {escape[:6]!r}"
 
 

@@ -5,9 +5,12 @@ module decides what each message is, from its channel and recipient alone.
 """
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..channels.harmony import HarmonyDecoder, HarmonyTokens, guarded_table, non_text_ids
+from ..channels.harmony import HarmonyDecoder
+from ..channels.harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 from ..core import DiagnosticLog, MessageSink, SegmentSink
 from ..tokenizers.table import TokenTable
 
@@ -91,7 +94,8 @@ class BoundHarmony:
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
         self._header_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._parse_header
-        self._guarded_pieces = guarded_table(table.pieces, non_text_ids(table, self.tokens))  # shared; see HarmonyDecoder
+        self._non_text = non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
+        self._guarded_pieces = guarded_table(table.pieces, self._non_text)  # shared; see HarmonyDecoder
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         """A decoder for one completion.
@@ -105,7 +109,7 @@ class BoundHarmony:
         decoder = HarmonyDecoder(
             self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
-            guarded_pieces=self._guarded_pieces,
+            guarded_pieces=self._guarded_pieces, non_text=self._non_text,
         )
         if prompt_token_ids is not None and len(prompt_token_ids):
             decoder.continue_prompt(prompt_token_ids)
@@ -115,12 +119,21 @@ class BoundHarmony:
         return HarmonyRouter(out, log)
 
 
+@dataclass(frozen=True)
 class HarmonyDialect:
+    """Declaration of the Harmony format; the options of ``tokenparse.load("gpt-oss", ...)``."""
+
+    #: a completion starts inside a header (the prompt ends with ``<|start|>assistant``)
+    start_in_header: bool = True
+    #: a header longer than this without ``<|message|>`` is cut: the rest is body text
+    max_header_tokens: int = 128
+    description: str = field(default="", compare=False)
+
     name = "harmony"
 
-    def __init__(self, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
-        self.start_in_header = start_in_header
-        self.max_header_tokens = max_header_tokens
+    def replace(self, **changes: Any) -> HarmonyDialect:
+        """A copy with some options changed (``load(profile, **options)`` goes through here)."""
+        return dataclasses.replace(self, **changes)
 
     def bind(self, table: TokenTable) -> BoundHarmony:
         return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)

@@ -77,7 +77,7 @@ class EdgeNewlines:
     def reasoning(self, text: str) -> None:
         self._text(_REASONING, self._out.reasoning, text)
 
-    def tool_begin(self, name: str, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def tool_begin(self, name: str, **kwargs) -> None:
         self._held = ""  # the newline before a tool block is the template's
         self._spilling = False
         self._out.tool_begin(name, **kwargs)

@@ -78,10 +78,10 @@ class TagDialect:
     #: free text for documentation (README table)
     description: str = field(default="", compare=False)
 
-    def bind(self, table: TokenTable) -> "BoundTagDialect":
+    def bind(self, table: TokenTable) -> BoundTagDialect:
         return BoundTagDialect(self, table)
 
-    def replace(self, **changes: Any) -> "TagDialect":
+    def replace(self, **changes: Any) -> TagDialect:
         """A copy with some fields changed (``load(profile, **options)`` goes through here)."""
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
@@ -137,10 +137,10 @@ class BoundTagDialect(TagTokens):
         )
         self.implicit_json_call = self.detect_call is not None
 
-    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> "TagDecoder":
+    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> TagDecoder:
         return TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
 
-    def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> "TagRouter":
+    def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> TagRouter:
         if self.dialect.trim_newlines:
             out = EdgeNewlines(out)
         return TagRouter(self, out, log, tools)

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..errors import TokenizerError
-from .table import TokenTable
+from .files import gunzip
+from .table import PlainEncoder, TokenTable
 from .tiktoken_tables import O200K_PAT_STR, LazyTiktokenEncoder, parse_tiktoken_bytes, table_from_ranks
 
 __all__ = [
@@ -135,13 +136,10 @@ def _read_verified(path: str) -> bytes:
         raise _Unusable("no such file") from None
     except OSError as exc:
         raise _Unusable(f"unreadable ({exc.strerror or exc})") from None
-    if data[:2] == b"\x1f\x8b":
-        import zlib
-
-        try:
-            data = zlib.decompress(data, 16 + zlib.MAX_WBITS)
-        except zlib.error as exc:
-            raise _Unusable(f"corrupt gzip data ({exc})") from None
+    try:
+        data = gunzip(data, path)
+    except TokenizerError as exc:
+        raise _Unusable(exc.message.removeprefix(f"{path}: ")) from None
     digest = hashlib.sha256(data).hexdigest()
     if digest != O200K_BASE_SHA256:
         raise _Unusable(f"SHA-256 {digest[:12]}... is not o200k_base's {O200K_BASE_SHA256[:12]}...")
@@ -274,16 +272,6 @@ def gpt_oss_table() -> TokenTable:
     )
 
 
-class _HarmonyPlainEncoder:
-    __slots__ = ("_enc",)
-
-    def __init__(self, enc: Any) -> None:
-        self._enc = enc
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._enc.encode(text, allowed_special=set(), disallowed_special=()))
-
-
 def table_from_harmony(encoding: Any = None) -> TokenTable:
     """Table for an openai-harmony ``HarmonyEncoding``; without one, :func:`gpt_oss_table`.
 
@@ -321,4 +309,4 @@ def table_from_harmony(encoding: Any = None) -> TokenTable:
     if ranks is None:
         ranks = [decode_one(i) for i in range(first_special)]
     name = str(getattr(encoding, "name", "") or "harmony")
-    return table_from_ranks(ranks, specials, name=name, encoder=_HarmonyPlainEncoder(encoding))
+    return table_from_ranks(ranks, specials, name=name, encoder=PlainEncoder(encoding, allowed_special=set(), disallowed_special=()))

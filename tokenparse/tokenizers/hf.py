@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 from ..errors import TokenizerError
-from .table import TokenTable
+from .files import read_json_file
+from .table import PlainEncoder, TextEncoder, TokenTable
 
-__all__ = ["table_from_hf", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
+__all__ = ["table_from_hf", "wrapped_tokenizer", "table_from_tokenizer_json", "bytes_to_unicode", "byte_level_bytes", "sentencepiece_bytes"]
 
 
 # --------------------------------------------------------------------------- piece decoding
@@ -122,7 +123,7 @@ def _detect_decoding(spec: Mapping[str, Any], source: str) -> _Decoding:
     bad = types & _UNSUPPORTED_DECODERS
     if bad:
         raise TokenizerError(
-            f"{source}: decoder {sorted(bad)[0]} makes a token's text depend on its neighbours; "
+            f"{source}: decoder {sorted(map(str, bad))[0]} makes a token's text depend on its neighbours; "
             "supported are byte-level BPE (ByteLevel) and SentencePiece-style (Metaspace/Replace '▁', ByteFallback)"
         )
     if "ByteLevel" in types:
@@ -167,7 +168,7 @@ def _model_vocab(model: Mapping[str, Any], source: str) -> Iterable[tuple[str, i
 
 
 def table_from_tokenizer_json(
-    spec: Mapping[str, Any], *, name: str = "", encoder: object | None = None, source: str | None = None
+    spec: Mapping[str, Any], *, name: str = "", encoder: TextEncoder | None = None, source: str | None = None
 ) -> TokenTable:
     """Table from a parsed ``tokenizer.json``.
 
@@ -241,18 +242,6 @@ class HFPlainEncoder:
         return list(self._tok.encode(text, add_special_tokens=False).ids)
 
 
-def read_json_file(p: Path) -> Any:
-    """The JSON value in file ``p``; an unreadable or invalid file is a :class:`TokenizerError`."""
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TokenizerError(f"cannot read {str(p)!r}: {exc.strerror or exc}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TokenizerError(f"{p}: invalid JSON ({exc})") from None
-
-
 def _read_json_path(path: str | os.PathLike[str]) -> tuple[Path, Any]:
     p = Path(path)
     if p.is_dir():
@@ -273,7 +262,8 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
 
     Accepts a ``tokenizers.Tokenizer``; a transformers tokenizer (duck-typed, transformers
     is not imported: a fast one through ``backend_tokenizer``, a slow one through
-    ``get_vocab()`` / ``added_tokens_decoder``); a path to a ``tokenizer.json`` or to a
+    ``get_vocab()`` / ``added_tokens_decoder``, ``MistralCommonBackend`` and processors
+    through the tokenizer they wrap, see :func:`wrapped_tokenizer`); a path to a ``tokenizer.json`` or to a
     folder holding one; or an already parsed ``tokenizer.json`` dict.
     """
     if isinstance(tokenizer, (str, os.PathLike)):
@@ -287,6 +277,13 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
     if _is_tokenizers_obj(tokenizer):
         raw = tokenizer.to_str()
         return table_from_tokenizer_json(json.loads(raw), name=name or "", encoder=HFPlainEncoder(tokenizer.to_str))
+    inner = wrapped_tokenizer(tokenizer)
+    if inner is not None:
+        if type(inner).__module__.split(".")[0] == "mistral_common":
+            from .tekken import table_from_tekken
+
+            return table_from_tekken(inner, name=name)
+        return table_from_hf(inner, name=name)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None and hasattr(backend, "to_str"):
         tname = name or str(getattr(tokenizer, "name_or_path", "") or "")
@@ -299,14 +296,24 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
     )
 
 
-class _CallEncoder:
-    __slots__ = ("_tok",)
+def wrapped_tokenizer(obj: Any) -> Any:
+    """The tokenizer a wrapper object holds in ``.tokenizer``, or ``None``.
 
-    def __init__(self, tok: Any) -> None:
-        self._tok = tok
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, add_special_tokens=False))
+    Two transformers wrappers do that: ``MistralCommonBackend`` (a mistral-common
+    ``MistralTokenizer``, whose table comes from tekken) and processors (``AutoProcessor``
+    of multimodal models, holding a transformers tokenizer); so do engine objects that keep
+    the tokenizer they were given. Duck-typed, like the rest of this module: transformers is
+    never imported.
+    """
+    inner = getattr(obj, "tokenizer", None)
+    if inner is None or inner is obj:
+        return None
+    root = type(inner).__module__.split(".")[0]
+    if root == "mistral_common":
+        return inner if type(obj).__module__.startswith("transformers") else None
+    if root.startswith("transformers") and (hasattr(inner, "backend_tokenizer") or callable(getattr(inner, "get_vocab", None))):
+        return inner
+    return None
 
 
 def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
@@ -361,5 +368,5 @@ def _table_from_slow(tok: Any, name: str | None) -> TokenTable:
             added.setdefault(str(tokens[i]), i)
             control.add(i)
             pieces[i] = None
-    encoder = _CallEncoder(tok) if callable(getattr(tok, "encode", None)) else None
+    encoder = PlainEncoder(tok, add_special_tokens=False) if callable(getattr(tok, "encode", None)) else None
     return TokenTable(pieces, added, control, name=tname, encoder=encoder)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import TokenizerError
+from .files import read_json_file
 from .harmony import (
     ensure_o200k_dir,
     find_o200k_base,
@@ -20,7 +21,7 @@ from .harmony import (
     o200k_locations,
     table_from_harmony,
 )
-from .hf import HFPlainEncoder, read_json_file, table_from_hf, table_from_tokenizer_json
+from .hf import HFPlainEncoder, table_from_hf, table_from_tokenizer_json, wrapped_tokenizer
 from .presets import deepseek_v4_table, qwen_table
 from .table import TokenTable
 from .tekken import _table_from_tekken_json, table_from_tekken
@@ -73,6 +74,8 @@ def load_table(obj: Any, *, name: str | None = None) -> TokenTable:
         return table_from_hf(obj, name=name)
     if module == "mistral_common":
         return table_from_tekken(obj, name=name)
+    if wrapped_tokenizer(obj) is not None:  # MistralCommonBackend, processors
+        return table_from_hf(obj, name=name)
     if hasattr(obj, "backend_tokenizer") or (
         callable(getattr(obj, "get_vocab", None)) and callable(getattr(obj, "convert_ids_to_tokens", None))
     ):

@@ -12,11 +12,36 @@
 from __future__ import annotations
 
 import codecs
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..errors import InvalidTokenError
 
-__all__ = ["TokenTable", "Utf8Stream"]
+__all__ = ["TokenTable", "Utf8Stream", "TextEncoder", "PlainEncoder"]
+
+
+class TextEncoder(Protocol):
+    """Ordinary text -> token IDs, special-token literals kept as text.
+
+    Only producing IDs needs it (tests, examples, benchmarks); parsing never does.
+    """
+
+    def encode(self, text: str) -> list[int]: ...
+
+
+class PlainEncoder:
+    """A tokenizer object's own encode call with the options that keep literals as text:
+    ``tok.<method>(text, **options)``. One adapter for every library that has such a call
+    (tiktoken ``encode_ordinary``, openai-harmony, mistral-common, ``transformers``)."""
+
+    __slots__ = ("_tok", "_method", "_options")
+
+    def __init__(self, tok: Any, method: str = "encode", **options: Any) -> None:
+        self._tok = tok
+        self._method = method
+        self._options = options
+
+    def encode(self, text: str) -> list[int]:
+        return list(getattr(self._tok, self._method)(text, **self._options))
 
 
 class TokenTable:
@@ -29,7 +54,7 @@ class TokenTable:
         control_ids: Iterable[int] = (),
         *,
         name: str = "",
-        encoder: object | None = None,
+        encoder: TextEncoder | None = None,
     ) -> None:
         self.name = name
         self.pieces: list[bytes | None] = list(pieces)
@@ -80,7 +105,7 @@ class TokenTable:
         """Encode ordinary text (special-token literals stay text). Needs the source tokenizer."""
         if self._encoder is None:
             raise NotImplementedError(f"{self!r} was built without an encoder")
-        return list(self._encoder.encode(text))  # type: ignore[attr-defined]
+        return list(self._encoder.encode(text))
 
 
 class Utf8Stream:

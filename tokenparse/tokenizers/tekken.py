@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import TokenizerError
-from .hf import read_json_file
-from .table import TokenTable
+from .files import read_json_file
+from .table import PlainEncoder, TokenTable
 from .tiktoken_tables import LazyTiktokenEncoder, _ranks_list
 
 __all__ = ["table_from_tekken", "TEKKEN_LEGACY_SPECIALS"]
@@ -99,20 +99,11 @@ def _table_from_tekken_json(data: Mapping[str, Any], name: str, source: str) -> 
         raise TokenizerError(f"{source}: malformed vocab entry ({exc})") from None
     if entries and (entries[0].get("rank") != 0 or entries[-1].get("rank") != inner - 1):
         raise TokenizerError(f"{source}: vocab ranks are not 0..{inner - 1} in order")
-    pieces: list[bytes | None] = [None] * num_special + ranks
+    pieces: list[bytes | None] = [None] * num_special
+    pieces += ranks
     pattern = config.get("pattern")
     encoder = LazyTiktokenEncoder(name, pattern, ranks, offset=num_special) if pattern else None
     return TokenTable(pieces, added, range(num_special), name=name, encoder=encoder)
-
-
-class _TekkenEncoder:
-    __slots__ = ("_tok",)
-
-    def __init__(self, tok: Any) -> None:
-        self._tok = tok
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._tok.encode(text, bos=False, eos=False))
 
 
 def _table_from_tekkenizer(tok: Any, name: str | None) -> TokenTable:
@@ -127,9 +118,10 @@ def _table_from_tekkenizer(tok: Any, name: str | None) -> TokenTable:
     num_special = int(tok.num_special_tokens)
     ranks = _ranks_list(ranks_map)
     added = _specials_with_filler([(int(t["rank"]), str(t["token_str"])) for t in specials], num_special, repr(tok))
-    pieces: list[bytes | None] = [None] * num_special + ranks
+    pieces: list[bytes | None] = [None] * num_special
+    pieces += ranks
     tname = name or str(getattr(tok, "_file_path", None) and Path(tok._file_path).stem or "tekken")
-    return TokenTable(pieces, added, range(num_special), name=tname, encoder=_TekkenEncoder(tok))
+    return TokenTable(pieces, added, range(num_special), name=tname, encoder=PlainEncoder(tok, bos=False, eos=False))
 
 
 def table_from_tekken(source: Any, *, name: str | None = None) -> TokenTable:

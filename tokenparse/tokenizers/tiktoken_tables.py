@@ -12,12 +12,12 @@ from __future__ import annotations
 import binascii
 import functools
 import os
-import zlib
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from ..errors import TokenizerError
-from .table import TokenTable
+from .files import FileKey, file_key, gunzip, read_bytes
+from .table import PlainEncoder, TextEncoder, TokenTable
 
 __all__ = [
     "read_tiktoken_file",
@@ -58,9 +58,6 @@ KNOWN_TIKTOKEN_SPECIALS: dict[str, dict[str, int]] = {
     },
 }
 
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
 # --------------------------------------------------------------------------- parsing
 
 
@@ -71,8 +68,7 @@ def parse_tiktoken_bytes(data: bytes, *, source: str = "<bytes>", trusted: bool 
     hash: the ranks are then known to be ``0..n-1`` in order, and the int conversion (a third
     of the parse time) is skipped.
     """
-    if data[:2] == _GZIP_MAGIC:
-        data = _gunzip(data, source)
+    data = gunzip(data, source)
     parts = data.split()
     if len(parts) % 2:
         raise TokenizerError(f"{source}: not a .tiktoken file (expected '<base64> <rank>' on every line)")
@@ -102,36 +98,16 @@ def parse_tiktoken_bytes(data: bytes, *, source: str = "<bytes>", trusted: bool 
     return out
 
 
-def _gunzip(data: bytes, source: str) -> bytes:
-    try:
-        return zlib.decompress(data, 16 + zlib.MAX_WBITS)
-    except zlib.error as exc:
-        raise TokenizerError(f"{source}: corrupt gzip data ({exc})") from None
-
-
 def read_tiktoken_file(path: str | os.PathLike[str]) -> list[bytes | None]:
     """``pieces[rank]`` of a ``.tiktoken`` (or gzip-compressed ``.tiktoken.gz``) file."""
-    p = Path(path)
-    st = _stat(p)
-    return list(_read_tiktoken_cached(str(p), st.st_size, st.st_mtime_ns))
-
-
-def _stat(p: Path) -> os.stat_result:
-    try:
-        return p.stat()
-    except OSError as exc:
-        raise TokenizerError(f"cannot read tiktoken file {str(p)!r}: {exc.strerror or exc}") from None
+    return list(_read_tiktoken_cached(file_key(Path(path), "tiktoken file")))
 
 
 @functools.lru_cache(maxsize=8)
-def _read_tiktoken_cached(path: str, size: int, mtime_ns: int) -> tuple[bytes | None, ...]:
+def _read_tiktoken_cached(key: FileKey) -> tuple[bytes | None, ...]:
     # keyed by size and mtime so an edited file is re-read; a tuple so callers cannot mutate it
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise TokenizerError(f"cannot read tiktoken file {path!r}: {exc.strerror or exc}") from None
-    return tuple(parse_tiktoken_bytes(data, source=path))
+    path = key[0]
+    return tuple(parse_tiktoken_bytes(read_bytes(path, "tiktoken file"), source=path))
 
 
 # --------------------------------------------------------------------------- encoders
@@ -184,7 +160,7 @@ class LazyTiktokenEncoder:
         if self.normalize:
             import unicodedata
 
-            text = unicodedata.normalize(self.normalize, text)
+            text = unicodedata.normalize(self.normalize, text)  # type: ignore[arg-type]  # checked by unicodedata
         ids = self.encoding.encode_ordinary(text)
         if self.offset:
             off = self.offset
@@ -196,18 +172,6 @@ class LazyTiktokenEncoder:
         return f"LazyTiktokenEncoder({self.name!r}, {state})"
 
 
-class _OrdinaryEncoder:
-    """Adapts an encoding object so ``encode`` treats special-token literals as plain text."""
-
-    __slots__ = ("_enc",)
-
-    def __init__(self, enc: Any) -> None:
-        self._enc = enc
-
-    def encode(self, text: str) -> list[int]:
-        return list(self._enc.encode_ordinary(text))
-
-
 # --------------------------------------------------------------------------- tables
 
 
@@ -217,7 +181,7 @@ def table_from_ranks(
     *,
     control: Collection[str] | None = None,
     name: str = "",
-    encoder: object | None = None,
+    encoder: TextEncoder | None = None,
     vocab_size: int | None = None,
 ) -> TokenTable:
     """Build a table from ordinary ``ranks`` (``ranks[id]`` = bytes) plus special tokens.
@@ -314,12 +278,12 @@ def table_from_tiktoken(enc: Any, *, control: Collection[str] | None = None, nam
                 except (KeyError, ValueError):
                     piece = None
             ranks.append(piece)
-    encoder = _OrdinaryEncoder(enc) if hasattr(enc, "encode_ordinary") else None
+    encoder = PlainEncoder(enc, "encode_ordinary") if hasattr(enc, "encode_ordinary") else None
     return table_from_ranks(ranks, specials, control=control, name=enc_name, encoder=encoder)
 
 
 def _ranks_list(ranks_map: Mapping[bytes, int]) -> list[bytes | None]:
-    keys = list(ranks_map)
+    keys: list[bytes | None] = list(ranks_map)
     values = list(ranks_map.values())
     if values == list(range(len(values))):
         return keys

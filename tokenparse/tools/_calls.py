@@ -5,7 +5,7 @@ JSON ``call_end``; only the HEAD (name, type, call id) and the marker ending it 
 they share lives here, in :class:`MarkedCallGrammar`:
 
 * the states at either end of a call: ``BETWEEN`` calls, ``ARGS`` (the JSON value streamed
-  by :class:`~.json_envelope.JsonArgsStream`) and ``SKIP`` (a broken call). A grammar
+  by :class:`~.shared.JsonArgsStream`) and ``SKIP`` (a broken call). A grammar
   numbers its own states from ``FIRST_OWN_STATE`` on;
 * text outside the syntax (``_stray``), kept whole and reported when the call or the section
   ends, so a report never depends on how the text was chunked;
@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from ..limits import HeldText
-from .json_envelope import DIAG, JsonArgsStream
+from .shared import DIAG, JsonArgsStream
 
 __all__ = ["BETWEEN", "ARGS", "SKIP", "VERBATIM", "FIRST_OWN_STATE", "MarkedCallGrammar"]
 

@@ -73,19 +73,22 @@ Recovery (lenient; each case records a diagnostic with code ``tool_call``, which
 Cost: every state consumes all received text except the held-back tag prefix, so the buffer
 never grows beyond one tag; tag search uses ``str.find`` from a cursor, remembering per tag
 where it was last found, so each character is examined a bounded number of times.
+
+Size: the one state machine of every XML-style format; its handlers are the transitions of
+the table above and read best next to each other. Tag spellings and value rules that need
+no state are in :mod:`.xml_syntax`.
 """
 from __future__ import annotations
 
-import json
-import re
-from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
 from .. import limits
 from ..core import DiagnosticLog, MessageSink
+from .shared import DIAG
+from .xml_syntax import TO_ATTRS, TO_BODY, TO_KEY, TYPED, StateTags, XmlSyntax, attribute_pattern, attribute_value, typed_json_text
 
-__all__ = ["XmlSyntax", "XmlPayloadGrammar", "typed_json_text"]
+__all__ = ["XmlPayloadGrammar"]
 
 # -- states ----------------------------------------------------------------------------------
 SEEK_CALL = "SEEK_CALL"  # between calls: expect the call-open tag; whitespace is formatting
@@ -99,18 +102,6 @@ VALUE = "VALUE"  # inside a parameter value
 SKIP_CALL = "SKIP_CALL"  # a call without a usable name: report its text up to the call-close tag
 DONE = "DONE"  # the block was closed
 
-# what a name or key terminator leads to
-TO_ATTRS = "attrs"  # quoted name/key: attribute text follows, up to '>'
-TO_BODY = "body"  # the name's open tag is complete (name) / the value follows (key)
-TO_KEY = "key"  # the terminator was itself a parameter-open tag (GLM ``name<arg_key>``)
-
-#: JSON-schema types whose values are converted instead of streamed as strings
-_TYPED = frozenset(("number", "integer", "boolean", "object", "array", "null"))
-#: Python literal spellings that chat templates render with ``| string``
-_PYTHON_LITERALS = {"True": "true", "False": "false", "None": "null"}
-_DIAG = "tool_call"
-
-
 #: longest tool / parameter name (and open-tag attributes) held while waiting for its end
 MAX_NAME_CHARS = 1024
 
@@ -118,84 +109,6 @@ MAX_NAME_CHARS = 1024
 def _too_long(parts: list[str], cap: int) -> bool:
     """Whether ``parts`` (a name being read: a short list) hold more than ``cap`` characters."""
     return sum(map(len, parts)) > cap
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def typed_json_text(text: str) -> str | None:
-    """JSON text for a typed parameter value, or ``None`` when ``text`` is not JSON.
-
-    The model's own text (stripped) is returned unchanged when it parses as strict JSON, so
-    formatting and duplicate keys inside an object value are preserved.
-    """
-    candidate = text.strip()
-    if not candidate:
-        return None
-    try:
-        json.loads(candidate, parse_constant=_reject_constant)
-    except (ValueError, RecursionError):
-        return _PYTHON_LITERALS.get(candidate)
-    return candidate
-
-
-@dataclass(frozen=True)
-class XmlSyntax:
-    """Tag spellings of one XML-style payload format.
-
-    ``name_ends`` / ``key_ends`` map each text that ends a name / key to what follows it
-    (``TO_ATTRS``, ``TO_BODY`` or, for names, ``TO_KEY``). Every tag must be non-empty.
-    """
-
-    label: str
-    #: opens a call; ``None`` when the block is one call whose name starts the block (GLM)
-    call_open: str | None
-    name_ends: Mapping[str, str]
-    param_open: str
-    key_ends: Mapping[str, str]
-    #: opens the value after the key's close tag (GLM ``<arg_value>``), or ``None``
-    value_open: str | None
-    value_close: str
-    #: closes a call; ``None`` when the block end closes the call (GLM)
-    call_close: str | None
-    #: strip one leading and one trailing ``\n`` of every value (Qwen3-Coder template)
-    trim_value_newlines: bool = False
-    #: attribute of the parameter tag that declares its type: ``NAME="true"`` means a raw
-    #: string, ``NAME="false"`` JSON source (DSML ``string``); ``None``: schema only
-    type_attribute: str | None = None
-    #: the block end also ends the name (GLM ``<tool_call>name</tool_call>``, no arguments)
-    name_ends_at_block_end: bool = False
-    #: marker role -> tag literal, for tags a tokenizer may have as single added tokens
-    marker_tags: Mapping[str, str] = field(default_factory=dict)
-    #: inside a value, the open tag of a parameter the tool's schema declares
-    #: (``param_open`` + key + a ``TO_BODY`` key end) also ends the value: recovery for a
-    #: missing value-close tag (Qwen3-Coder); other lookalikes stay value text
-    schema_params_end_values: bool = False
-    #: placeholder character -> literal of an added token that stands inside the tags (the
-    #: dialect passes the real token as the placeholder; see ``dsml``); output text shows
-    #: the literal
-    anchors: Mapping[str, str] = field(default_factory=dict)
-
-    def literal(self, role: str) -> str | None:
-        return self.marker_tags.get(role)
-
-
-class _StateTags:
-    """Text tags expected in one state, with what the prefix hold-back needs precomputed."""
-
-    __slots__ = ("tags", "by_first_char", "longest")
-
-    def __init__(self, tags: tuple[str, ...]) -> None:
-        self.tags = tags
-        groups: dict[str, list[str]] = {}
-        for tag in tags:
-            if len(tag) > 1:  # a one-character tag has no proper prefix to hold back
-                groups.setdefault(tag[0], []).append(tag)
-        self.by_first_char = tuple((c, tuple(group)) for c, group in groups.items())
-        self.longest = max((len(t) for t in tags), default=0)
-
-
 class XmlPayloadGrammar:
     """A ``PayloadGrammar`` for one tool block of an XML-style format (see module docstring).
 
@@ -240,7 +153,7 @@ class XmlPayloadGrammar:
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
         self._stray_reason = ""
         self._stray_chars = 0  # characters in _stray (bounded by limits.MAX_HELD_CHARS)
-        self._value_tags: _StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
+        self._value_tags: StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
         tables = _TABLES.get(type(self))
         if tables is None:
             tables = _TABLES[type(self)] = _SyntaxTables(syn)
@@ -414,7 +327,7 @@ class XmlPayloadGrammar:
         self._found[tag] = (pos, idx)
         return idx
 
-    def _held_prefix(self, state_tags: _StateTags, pos: int) -> int:
+    def _held_prefix(self, state_tags: StateTags, pos: int) -> int:
         """Length of the longest proper prefix of an expected tag that the buffer ends with.
 
         Only the last ``longest - 1`` characters can hold one; candidates start at an
@@ -589,7 +502,7 @@ class XmlPayloadGrammar:
         self._value_tags = self._schema_value_tags(name)
         self._out.tool_begin(name)
 
-    def _schema_value_tags(self, name: str) -> "_StateTags | None":
+    def _schema_value_tags(self, name: str) -> "StateTags | None":
         syn = self._syn
         if not syn.schema_params_end_values or self._tools is None:
             return None
@@ -599,7 +512,7 @@ class XmlPayloadGrammar:
             return None
         ends = [end for end, follows in syn.key_ends.items() if follows == TO_BODY]
         extra = tuple(f"{syn.param_open}{key}{end}" for key in props for end in ends)
-        return _StateTags(tuple(self._text_tags[VALUE].tags) + extra)
+        return StateTags(tuple(self._text_tags[VALUE].tags) + extra)
 
     def _on_schema_param_in_value(self, tag: str) -> None:
         """``<parameter=k>`` of a schema parameter inside a value: the value's close tag is
@@ -659,7 +572,7 @@ class XmlPayloadGrammar:
     def _value_is_string_type(self, key: str) -> bool:
         attribute = self._syn.type_attribute
         if attribute is not None:
-            declared = _attribute_value("".join(self._attrs), attribute)
+            declared = attribute_value("".join(self._attrs), attribute)
             if declared == "true":
                 return True
             if declared == "false":
@@ -668,7 +581,7 @@ class XmlPayloadGrammar:
         if kind is None:
             return True
         kinds = [kind] if isinstance(kind, str) else list(kind)
-        return not kinds or not all(isinstance(k, str) and k in _TYPED for k in kinds)
+        return not kinds or not all(isinstance(k, str) and k in TYPED for k in kinds)
 
     def _declared_type(self, key: str) -> Any:
         tools = self._tools
@@ -682,7 +595,7 @@ class XmlPayloadGrammar:
         """Attributes the format does not define carry nothing we can emit: report them."""
         attrs = "".join(self._attrs)
         if known is not None:
-            attrs = _attribute_pattern(known).sub("", attrs)
+            attrs = attribute_pattern(known).sub("", attrs)
         attrs = attrs.strip()
         if attrs:
             self._report(f"unknown attributes in a {self._syn.label} tag were ignored", attrs)
@@ -710,7 +623,7 @@ class XmlPayloadGrammar:
     def _report(self, message: str, text: str | None) -> None:
         if text and self._syn.anchors:
             text = text.translate(_TABLES[type(self)].untranslate)
-        self._log.report(_DIAG, message, self._last_pos, text)
+        self._log.report(DIAG, message, self._last_pos, text)
 
 
 class _SyntaxTables:
@@ -743,27 +656,12 @@ class _SyntaxTables:
         self.text_tags = self._text_tags(frozenset())
         self.text_tags_after_markers = self._text_tags(frozenset(syn.marker_tags.values()))
 
-    def _text_tags(self, excluded: frozenset[str]) -> dict[str, _StateTags]:
+    def _text_tags(self, excluded: frozenset[str]) -> dict[str, StateTags]:
         return {
-            state: _StateTags(tuple(t for t in handlers if t not in excluded))
+            state: StateTags(tuple(t for t in handlers if t not in excluded))
             for state, handlers in self.transitions.items()
         }
 
 
 #: grammar class -> its tables, built on first use
 _TABLES: dict[type, _SyntaxTables] = {}
-
-_ATTRIBUTE_PATTERNS: dict[str, re.Pattern[str]] = {}
-
-
-def _attribute_pattern(name: str) -> re.Pattern[str]:
-    pattern = _ATTRIBUTE_PATTERNS.get(name)
-    if pattern is None:
-        pattern = _ATTRIBUTE_PATTERNS[name] = re.compile(r"\b" + re.escape(name) + r"\s*=\s*[\"']([^\"']*)[\"']")
-    return pattern
-
-
-def _attribute_value(attrs: str, name: str) -> str | None:
-    """Value of attribute ``name`` in an open tag's attribute text (``string="true"``)."""
-    match = _attribute_pattern(name).search(attrs)
-    return match.group(1).strip().lower() if match else None

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from ._calls import VERBATIM, ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
+from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
 
@@ -133,10 +133,10 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 self._start_args()
             elif state == _TAIL and not self._tail_dirty:
                 # the closing fence; anything else up to the end marker is reported
-                j = _TAIL_TEXT.match(text, i).end()  # type: ignore[union-attr]
-                if j < n:
+                tail_end = _TAIL_TEXT.match(text, i).end()  # type: ignore[union-attr]  # matches ""
+                if tail_end < n:
                     self._tail_dirty = True
-                    self._stray.append(text[j:])
+                    self._stray.append(text[tail_end:])
                 return
             else:  # BETWEEN, SKIP, or _TAIL after stray text: kept whole (whitespace
                 # included, so the report is the same however the text was chunked)

@@ -15,7 +15,8 @@ the tags as text.
 """
 from __future__ import annotations
 
-from ._xml_common import TO_ATTRS, TO_BODY, XmlPayloadGrammar, XmlSyntax
+from ._xml_common import XmlPayloadGrammar
+from .xml_syntax import TO_ATTRS, TO_BODY, XmlSyntax
 
 __all__ = ["DsmlGrammar", "DSML_SYNTAX", "DSML", "DSML_TOKEN"]
 

@@ -11,7 +11,8 @@ single added tokens; a dialect declares them with :data:`GLM_MARKER_ROLES` so th
 """
 from __future__ import annotations
 
-from ._xml_common import TO_BODY, TO_KEY, XmlPayloadGrammar, XmlSyntax
+from ._xml_common import XmlPayloadGrammar
+from .xml_syntax import TO_BODY, TO_KEY, XmlSyntax
 
 __all__ = ["GlmGrammar", "GLM_SYNTAX", "GLM_MARKER_ROLES"]
 

@@ -20,7 +20,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from ._calls import VERBATIM, ARGS, BETWEEN, FIRST_OWN_STATE, MarkedCallGrammar
-from .json_envelope import DIAG, MAX_NAME_CHARS, ArgsError
+from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["KimiK2Grammar", "KIMI_MARKERS", "kimi_tool_name"]
 

@@ -5,7 +5,8 @@ documents the value rules each format follows.
 """
 from __future__ import annotations
 
-from ._xml_common import TO_ATTRS, TO_BODY, XmlPayloadGrammar, XmlSyntax
+from ._xml_common import XmlPayloadGrammar
+from .xml_syntax import TO_ATTRS, TO_BODY, XmlSyntax
 
 __all__ = ["Qwen3CoderGrammar", "MiniMaxM2Grammar", "QWEN3_CODER_SYNTAX", "MINIMAX_M2_SYNTAX"]
 

@@ -16,12 +16,15 @@ from typing import Any, Sequence
 
 import pydantic
 from openai import LengthFinishReasonError
+# Private, and unavoidable: the SDK's message accumulation is public only inside a live
+# ``client.messages.stream`` (which the in-memory transport tests use); feeding events one by
+# one needs the function that stream calls.
 from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import Message as AnthropicMessage
 from anthropic.types import RawMessageStreamEvent
-from openai._types import omit
-from openai.lib.streaming.chat._completions import ChatCompletionStreamState
-from openai.lib.streaming.responses._responses import ResponseStreamState
+from openai import omit
+from openai.lib.streaming.chat import ChatCompletionStreamState
+from openai.lib.streaming.responses import ResponseStreamState
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent
 
@@ -192,7 +195,7 @@ def sdk_chat(chunks: Sequence[dict]) -> Any:
         return exc.completion
 
 
-def assert_chat_matches(final: Any, message: ChatMessage, *, reasoning_field: str = "reasoning_content") -> None:
+def assert_chat_matches(final: Any, message: ChatMessage, *, reasoning_field: str = "reasoning") -> None:
     choice = final.choices[0]
     msg = choice.message
     assert msg.role == "assistant"
@@ -251,6 +254,7 @@ def sdk_responses(events: Sequence[dict]) -> tuple[Any, Any, list]:
         for ev in produced:
             if ev.type in ("response.completed", "response.incomplete"):
                 final = ev.response
+    # private, and unavoidable: the state exposes its accumulated snapshot only to itself
     snapshot = state._ResponseStreamState__current_snapshot  # the SDK's delta accumulation
     return final, snapshot, out_events
 

@@ -1,0 +1,38 @@
+"""A real vLLM server with a tiny random-weight gpt-oss, parsed by tokenparse; and the same
+scripts through vLLM's own Harmony parser (``openai`` + ``openai_gptoss``), started alongside it."""
+import pytest
+
+from vllm_cases import STREAM, check_builtin_server, check_responses_api, check_tokenparse_server, ids
+from vllm_scripts import gpt_oss_scripts
+from vllm_support import VllmServer, start_all
+
+TOKENPARSE = ["--tool-parser-plugin", "tokenparse.integrations.vllm", "--tool-call-parser", "tokenparse",
+              "--enable-auto-tool-choice"]
+BUILTIN = ["--tool-call-parser", "openai", "--reasoning-parser", "openai_gptoss", "--enable-auto-tool-choice"]
+
+
+@pytest.fixture(scope="module")
+def servers(vllm_py, vllm_models, vllm_logs):
+    model = vllm_models / "gpt-oss"
+    pair = start_all([VllmServer(vllm_py, model, "gpt-oss-tokenparse", TOKENPARSE, vllm_logs),
+                      VllmServer(vllm_py, model, "gpt-oss-builtin", BUILTIN, vllm_logs)])
+    yield {"tokenparse": pair[0], "builtin": pair[1]}
+    for server in pair:
+        server.stop()
+
+
+@STREAM
+@pytest.mark.parametrize("script", gpt_oss_scripts(), ids=ids)
+def test_tokenparse_parses_the_server_output(servers, script, stream):
+    check_tokenparse_server(servers["tokenparse"], script, stream)
+
+
+@STREAM
+@pytest.mark.parametrize("script", gpt_oss_scripts(), ids=ids)
+def test_vllm_builtin_parsers_differ_as_documented(servers, script, stream):
+    check_builtin_server(servers["builtin"], script, stream)
+
+
+def test_responses_api(servers):
+    """/v1/responses: vLLM's Harmony loop (``HarmonyContext``) still runs it with the plugin loaded."""
+    check_responses_api(servers["tokenparse"], gpt_oss_scripts()[0])

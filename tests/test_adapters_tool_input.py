@@ -1,0 +1,158 @@
+"""Anthropic ``tool_use.input`` for arguments that are not (or stop being) a JSON object.
+
+The anthropic SDK parses the streamed ``partial_json`` after every delta; the adapter sends
+only a valid prefix of one JSON object, and the non-streaming ``Message`` carries the input
+that prefix gives, so the SDK's accumulator, its ``messages.stream`` helper and the
+non-streaming answer agree for every chunking.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+import httpx2
+import jiter
+import pytest
+from anthropic import Anthropic
+from anthropic.types import Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streaming import CHUNK_SIZES, chunks
+from adapters_support import check_anthropic_well_formed, sdk_anthropic
+
+from tokenparse.adapters import AnthropicMessageStream
+from tokenparse.adapters._tool_input import ToolInput, partial_object
+from tokenparse.cli_formats import render
+from tokenparse.messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
+
+TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]
+
+
+def _gpt_oss_call(encode_harmony, body: str) -> list[int]:
+    return encode_harmony(
+        "<|channel|>analysis<|message|>Call it.<|end|><|start|>assistant<|channel|>commentary "
+        f"to=functions.get_weather <|constrain|>json<|message|>{body}<|call|>"
+    )
+
+
+def _events(parser_steps, message):
+    stream = AnthropicMessageStream(model="m", message_id="msg_1")
+    events = stream.start()
+    for deltas in parser_steps:
+        events += stream.step(deltas)
+    events += stream.finish(message)
+    return stream, events
+
+
+def _parse_in_steps(model, ids, size):
+    parser = model.parser(tools=TOOLS)
+    steps = [parser.feed(chunk) for chunk in chunks(ids, size)]
+    steps.append(parser.finish())
+    return steps, parser.result()
+
+
+@pytest.mark.parametrize("body, streamed, expected", [
+    ('"Tokyo"', "", {}),                      # a JSON string, not an object
+    ("[1, 2]", "", {}),                       # an array
+    ("Tokyo, 2 days", "", {}),                # plain text
+    ('{"location": "Tokyo"}', '{"location": "Tokyo"}', {"location": "Tokyo"}),
+    ('{"location": "Tokyo"} and more', '{"location": "Tokyo"}', {"location": "Tokyo"}),
+    ('{"location": "Tokyo", days: 2}', '{"location": "Tokyo", ', {"location": "Tokyo"}),
+])
+@pytest.mark.parametrize("size", CHUNK_SIZES)
+def test_gpt_oss_call_bodies(gpt_oss, encode_harmony, body, streamed, expected, size):
+    steps, message = _parse_in_steps(gpt_oss, _gpt_oss_call(encode_harmony, body), size)
+    (call,) = message.tool_calls
+    stream, events = _events(steps, message)
+    check_anthropic_well_formed(events)
+    sent = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta"
+                   and e["delta"]["type"] == "input_json_delta")
+    assert sent == streamed
+    final = sdk_anthropic(events)  # the SDK's accumulator: no error mid-stream
+    (block,) = [b for b in final.content if b.type == "tool_use"]
+    assert block.input == expected
+    complete = Message.model_validate(stream.message())
+    assert complete.model_dump() == Message.model_validate(final.model_dump()).model_dump()
+    assert call.function.arguments == body  # the parser's result keeps the model's text
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+def test_messages_stream_helper_over_http(gpt_oss, encode_harmony, seed):
+    """The SDK client's own ``messages.stream`` over an HTTP transport: no error, same input."""
+    ids = _gpt_oss_call(encode_harmony, '"Tokyo"')
+    steps, message = _parse_in_steps(gpt_oss, ids, "random" if seed else 1)
+    body = "".join(render("anthropic", steps, lambda: message, sse=True, model_name="m"))
+
+    def handler(request):
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body.encode())
+
+    client = Anthropic(api_key="k", base_url="http://engine", http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    with client.messages.stream(model="m", max_tokens=100, messages=[{"role": "user", "content": "hi"}]) as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_message()
+    (block,) = [b for b in final.content if b.type == "tool_use"]
+    assert (block.name, block.input) == ("get_weather", {})
+    assert final.stop_reason == "tool_use"
+
+
+def _feed_in_pieces(text: str, seed: int) -> tuple[str, object]:
+    rng = random.Random(seed)
+    tool_input, sent, i = ToolInput(), [], 0
+    while i < len(text):
+        n = rng.randint(1, 6)
+        sent.append(tool_input.feed(text[i : i + n]))
+        i += n
+    sent.append(tool_input.finish())
+    return "".join(sent), tool_input.value()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    value=st.dictionaries(st.text(max_size=5), _JSON, max_size=5),
+    indent=st.sampled_from([None, 1]),
+    cut=st.floats(0, 1),
+    garbage=st.sampled_from(["", " x", "}", ",]", "tru", '"', "\\", "{}", "  "]),
+    seeds=st.lists(st.integers(0, 10_000), min_size=2, max_size=2),
+)
+def test_sent_text_is_chunking_independent_and_reads_like_the_sdk(value, indent, cut, garbage, seeds):
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    text = text[: int(len(text) * cut)] + garbage  # cut off, then maybe broken
+    sent, got = _feed_in_pieces(text, seeds[0])
+    assert (sent, got) == _feed_in_pieces(text, seeds[1])
+    assert text.startswith(sent)
+    assert got == (jiter.from_json(sent.encode(), partial_mode=True) if sent else {})
+    if text.strip() and text == json.dumps(value, indent=indent, ensure_ascii=False) + garbage.rstrip() and not garbage.strip():
+        assert got == value
+
+
+@pytest.mark.parametrize("document", [
+    '{"a": 1.5, "b": [1, -2e+3, "x\\"y", {"c": null, "d": true}], "e": {"f": {"g": "\\u00e9\\ud83d\\ude00"}}, "h": false}',
+    '{ "path" : "a.py" ,\n "content": "line1\\nline2 \\\\ end", "n": 123456789012345678901234567890, "z": [[], [[1]]] }',
+    '{"天気": "東京 😀", "x": [1,2,3], "k": {}, "l": [], "m": ""}',
+])
+def test_partial_object_reads_every_prefix_as_jiter_does(document):
+    for end in range(len(document) + 1):
+        prefix = document[:end]
+        want = jiter.from_json(prefix.encode(), partial_mode=True) if prefix.strip() else {}
+        assert partial_object(prefix) == want, prefix
+
+
+def test_cut_off_call_streams_and_reads_the_same_as_the_sdk():
+    """A call cut by ``max_tokens`` mid-value: the SDK's partial reading is the message's."""
+    first = DeltaToolCall(index=0, id="c", type="function", function=DeltaFunctionCall(name="f", arguments=""))
+    steps = [[DeltaMessage(tool_calls=[first])]] + [
+        [DeltaMessage(tool_calls=[DeltaToolCall(index=0, function=DeltaFunctionCall(arguments=piece))])]
+        for piece in ['{"path": "a.py", ', '"size": 12', '3']
+    ]
+    stream, events = _events(steps, ChatMessage(finish_reason="length"))
+    final = sdk_anthropic(events)
+    assert final.content[0].input == {"path": "a.py", "size": 123} == stream.message()["content"][0]["input"]

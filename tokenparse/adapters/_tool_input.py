@@ -1,0 +1,181 @@
+"""Anthropic ``tool_use.input``: which argument text may go out as ``input_json_delta``, and
+the input object that text gives.
+
+The Messages API's ``input`` is a JSON object, and the anthropic SDK reads the streamed
+``partial_json`` with a partial JSON parser after every delta: text that is not a prefix of
+one JSON object makes it raise mid-stream. An open-weights model can write anything as a
+call body (gpt-oss may write a string, an array, or plain text), so the adapter checks the
+arguments as they stream and sends only what is still a valid prefix of one object:
+
+* arguments whose first non-blank character is not ``{`` send nothing: ``input`` is ``{}``;
+* arguments that stop being JSON (or go on after the object closed) send everything before
+  the first bad character, nothing after it;
+* the rest streams as the model wrote it.
+
+The final ``input`` (:meth:`ToolInput.value`) is what the streamed text gives: the object
+when it is complete, otherwise what a partial reader makes of it (the anthropic SDK's
+``jiter`` ``partial_mode=True``: open containers closed, an unfinished trailing member
+dropped). Streaming and non-streaming clients therefore end with the same ``input``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..json import JsonValueScanner
+from ..json.errors import JsonStreamError
+
+__all__ = ["ToolInput", "partial_object"]
+
+# States of one call's arguments.
+_WAITING = 0  # only whitespace so far (held: a blank-only buffer is not JSON to the SDK)
+_OBJECT = 1  # a valid prefix of one JSON object
+_DONE = 2  # the object closed; nothing after it is sent
+_BROKEN = 3  # not (or no longer) a JSON object; nothing more is sent
+
+
+class ToolInput:
+    """One ``tool_use`` block's arguments, fed fragment by fragment.
+
+    Buffers: ``_held`` holds leading whitespace (until the first non-blank character says
+    whether this is an object) and the unfinished tail of a number, literal or escape (at
+    most the length of that token), so that an error found later in the token never leaves
+    part of it sent; ``_sent`` keeps the text sent so far (the call's arguments, at most).
+    """
+
+    __slots__ = ("_scanner", "_state", "_held", "_sent")
+
+    def __init__(self) -> None:
+        self._scanner: JsonValueScanner | None = None
+        self._state = _WAITING
+        self._held = ""
+        self._sent: list[str] = []
+
+    def feed(self, text: str) -> str:
+        """The part of the arguments so far that may be sent now (possibly ``""``)."""
+        state = self._state
+        if state >= _DONE:
+            return ""
+        if state == _WAITING:
+            stripped = text.lstrip()
+            if not stripped:
+                self._held += text
+                return ""
+            if stripped[0] != "{":
+                self._state = _BROKEN
+                self._held = ""
+                return ""
+            text, self._held = self._held + text, ""
+            self._state = _OBJECT
+            self._scanner = JsonValueScanner()
+        scanner = self._scanner
+        assert scanner is not None
+        before = scanner.offset
+        try:
+            end = scanner.feed(text)
+        except JsonStreamError as error:
+            self._state = _BROKEN
+            upto = error.offset if error.offset is not None else before
+        else:
+            if end >= 0:
+                self._state = _DONE
+                upto = before + end
+            else:
+                upto = scanner.offset - scanner.unfinished_length
+        return self._send(text, before, upto)
+
+    def finish(self) -> str:
+        """End of the call: release a held tail of a still-valid prefix (e.g. a number cut
+        off by the end of the stream)."""
+        tail, self._held = (self._held, "") if self._state == _OBJECT else ("", "")
+        self._state = _BROKEN  # the call ended: nothing may follow
+        if tail:
+            self._sent.append(tail)
+        return tail
+
+    def value(self) -> Any:
+        """The ``input`` the sent text gives (see the module docstring)."""
+        sent = "".join(self._sent)
+        if not sent.strip():
+            return {}
+        return partial_object(sent)
+
+    def _send(self, text: str, before: int, upto: int) -> str:
+        # Text fed to the scanner but not yet sent is the held tail plus ``text``; send the
+        # part up to scanner offset ``upto`` and hold the rest.
+        unsent = self._held + text
+        start = before - len(self._held)  # scanner offset of unsent[0]
+        cut = max(0, min(len(unsent), upto - start))
+        out, self._held = unsent[:cut], unsent[cut:] if self._state == _OBJECT else ""
+        if out:
+            self._sent.append(out)
+        return out
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SCALAR = re.compile(r"[-+.\deE]+|[a-z]+")
+_WHOLE_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?\Z")
+# where the innermost container is: just opened, after a key, after ':', after a value, after ','
+_OPENED, _AFTER_KEY, _AFTER_COLON, _AFTER_VALUE, _AFTER_COMMA = range(5)
+
+
+def partial_object(prefix: str) -> Any:
+    """The value a partial JSON reader gives for ``prefix``, a valid prefix of one JSON
+    value: open containers closed, and in the innermost one an unfinished member or element
+    (a cut string, key, literal or number, a key without its value, a trailing comma) left
+    out — the rules of ``jiter``'s ``partial_mode=True``, which the anthropic SDK uses.
+
+    Runs once per call, at the end; ``prefix`` is already known to be valid, so this only
+    finds where to cut and which closers to add.
+    """
+    stack: list[list[Any]] = []  # per open container: [is_object, member start, state, value end]
+    i, n = 0, len(prefix)
+    cut_token = False
+    while i < n:
+        c = prefix[i]
+        if c in " \t\n\r":
+            i += 1
+        elif c in "{[":
+            i += 1
+            stack.append([c == "{", i, _OPENED, i])
+        elif c in "}]":
+            i += 1
+            stack.pop()
+            if stack:
+                stack[-1][2], stack[-1][3] = _AFTER_VALUE, i
+        elif c == ",":
+            stack[-1][1], stack[-1][2] = i, _AFTER_COMMA
+            i += 1
+        elif c == ":":
+            stack[-1][2] = _AFTER_COLON
+            i += 1
+        else:
+            top = stack[-1] if stack else None
+            if c == '"':
+                m = _STRING.match(prefix, i)
+                if m is None:
+                    cut_token = True
+                    break
+                i = m.end()
+                if top is not None and top[0] and top[2] in (_OPENED, _AFTER_COMMA):
+                    top[2] = _AFTER_KEY
+                    continue
+            else:
+                m = _SCALAR.match(prefix, i)
+                if m is None:  # not a valid prefix after all: nothing readable past here
+                    cut_token = True
+                    break
+                word, i = m.group(), m.end()
+                if i == n and word not in ("true", "false", "null") and not _WHOLE_NUMBER.match(word):
+                    cut_token = True
+                    break
+            if top is None:  # a top-level scalar
+                return json.loads(prefix[:i])
+            top[2], top[3] = _AFTER_VALUE, i
+    if not stack:
+        return json.loads(prefix) if prefix.strip() and not cut_token else {}
+    top = stack[-1]
+    cut = top[1] if cut_token or top[2] != _AFTER_VALUE else top[3]
+    closers = "".join("}" if frame[0] else "]" for frame in reversed(stack))
+    return json.loads(prefix[:cut] + closers)

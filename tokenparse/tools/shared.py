@@ -1,0 +1,120 @@
+"""What every payload grammar shares: the diagnostic code, the name bound, and the JSON
+argument stream (:class:`JsonArgsStream`, one JSON value streamed to ``tool_args``).
+
+One owner per concept: grammars import these from here and define none of their own.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..core import MessageSink
+from ..errors import ToolCallError
+from ..json.errors import JsonStreamError
+from ..json.scanner import JsonValueScanner
+
+__all__ = ["DIAG", "MAX_NAME_CHARS", "NON_WHITESPACE", "ArgsError", "JsonArgsStream"]
+
+NON_WHITESPACE = re.compile(r"\S")
+#: diagnostic code of every payload problem (``ToolCallError`` in strict mode)
+DIAG = ToolCallError.code
+#: longest tool name / call id kept while waiting for its terminator
+MAX_NAME_CHARS = 1024
+
+
+class ArgsError(Exception):
+    """The arguments stopped being JSON; ``rest`` is the text from the offending token on."""
+
+    def __init__(self, message: str, rest: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.rest = rest
+
+
+class JsonArgsStream:
+    """Streams one JSON value to ``out.tool_args`` as it is scanned.
+
+    Leading whitespace is skipped; the value's own text is emitted verbatim, chunk by
+    chunk, and nothing after its end. ``feed`` returns the index just past the value, or
+    ``-1`` when the value continues in the next chunk.
+
+    An unfinished escape, number or literal at the end of a chunk (its length is what the
+    scanner reports as ``unfinished_length``) is held back until the next chunk completes
+    it: the scanner reports a bad token at its first character, so holding it is what keeps
+    the split between arguments and the reported rest the same however the text was chunked
+    (stream == complete, even for malformed arguments). The hold is bounded by the token the
+    scanner itself holds.
+    """
+
+    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin")
+
+    def __init__(self, out: MessageSink, *, strict: bool = False, begin: Any = None) -> None:
+        self._out = out
+        self._begin = begin  # called once, before the first argument text (the call starts there)
+        self._scanner = JsonValueScanner(allow_control_chars=not strict)
+        self._fed = 0  # characters the scanner has consumed
+        self._held = ""  # scanned but not yet emitted: a possibly unfinished token
+        self.emitted = False
+
+    @property
+    def done(self) -> bool:
+        return self._scanner.done
+
+    @property
+    def started(self) -> bool:
+        return self._scanner.started
+
+    def feed(self, text: str, i: int = 0) -> int:
+        scanner = self._scanner
+        if not scanner.started:
+            m = NON_WHITESPACE.search(text, i)
+            if m is None:
+                return -1
+            i = m.start()
+        base = self._fed  # scanner offset of text[i]
+        held = self._held
+        try:
+            end = scanner.feed(text, i)
+        except JsonStreamError as exc:
+            bad = exc.offset if exc.offset is not None else base
+            if bad >= base:
+                cut = min(len(text), i + bad - base)
+                good, rest = held + text[i:cut], text[cut:]
+            else:  # the bad token began in the held-back tail
+                keep = max(0, len(held) - (base - bad))
+                good, rest = held[:keep], held[keep:] + text[i:]
+            self._held = ""
+            if good:
+                self._emit(good)
+            raise ArgsError(exc.message, rest) from None
+        if end >= 0:
+            self._fed += end - i
+            self._held = ""
+            if held or end > i:
+                self._emit(held + text[i:end])
+            return end
+        self._fed += len(text) - i
+        pending = held + text[i:] if held else (text[i:] if i else text)
+        tail = min(scanner.unfinished_length, len(pending))
+        self._held = pending[len(pending) - tail :] if tail else ""
+        if tail < len(pending):
+            self._emit(pending[: len(pending) - tail])
+        return -1
+
+    def finish(self) -> str | None:
+        """End of input: ``None`` if the value is complete, else what is missing."""
+        held, self._held = self._held, ""
+        if held:
+            self._emit(held)
+        try:
+            self._scanner.finish()
+        except JsonStreamError as exc:
+            return exc.message
+        return None
+
+    def _emit(self, text: str) -> None:
+        if not self.emitted:
+            self.emitted = True
+            if self._begin is not None:
+                self._begin()
+        self._out.tool_args(text)
