@@ -122,7 +122,7 @@ class Model:
         return parse_batch(self, rows, tools, prompts, tool_choice=tool_choice, strict=strict,
                            finish_reason=finish_reason, workers=workers)
 
-    def resume(self, snapshot: bytes, *, key: bytes | None = None, id_factory: Any = None) -> "Parser":
+    def resume(self, snapshot: bytes, *, key: bytes | None = None, id_factory: Any = None) -> Parser:
         """A parser continuing where ``parser.snapshot()`` left off (see :mod:`tokenparse.snapshot`)."""
         from .snapshot import resume_parser
 

@@ -18,11 +18,10 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from ..channels.tag_tokens import TagTokens
-from ..channels.tags import CONTENT, EOS, REASONING, TOOL, TagDecoder
 from .. import limits
 from ..channels.literals import held_prefix_start
-from ..channels.tags import ORPHAN_TOOL_CLOSE
+from ..channels.tag_tokens import TagTokens
+from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
 from ..tokenizers.table import TokenTable
 from .newlines import EdgeNewlines
@@ -309,8 +308,8 @@ class TagRouter:
                 self._release_bare()  # far longer than a call: it was text
             return
         buf = "".join(held) + text if held else text
-        literal = self._bare_open
-        j = buf.find(literal)  # type: ignore[arg-type]
+        literal: str = self._bare_open  # type: ignore[assignment]  # set: this is the content target then
+        j = buf.find(literal)
         if j < 0:
             j = held_prefix_start(buf, 0, ((literal, None),))  # a prefix at the end may grow into it
         if j:

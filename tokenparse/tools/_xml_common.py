@@ -86,7 +86,17 @@ from typing import Any, ClassVar, Mapping
 from .. import limits
 from ..core import DiagnosticLog, MessageSink
 from .shared import DIAG
-from .xml_syntax import TO_ATTRS, TO_BODY, TO_KEY, TYPED, StateTags, XmlSyntax, attribute_pattern, attribute_value, typed_json_text
+from .xml_syntax import (
+    TO_ATTRS,
+    TO_BODY,
+    TO_KEY,
+    TYPED,
+    StateTags,
+    XmlSyntax,
+    attribute_pattern,
+    attribute_value,
+    typed_json_text,
+)
 
 __all__ = ["XmlPayloadGrammar"]
 
@@ -502,7 +512,7 @@ class XmlPayloadGrammar:
         self._value_tags = self._schema_value_tags(name)
         self._out.tool_begin(name)
 
-    def _schema_value_tags(self, name: str) -> "StateTags | None":
+    def _schema_value_tags(self, name: str) -> StateTags | None:
         syn = self._syn
         if not syn.schema_params_end_values or self._tools is None:
             return None

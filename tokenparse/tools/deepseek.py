@@ -22,7 +22,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._calls import VERBATIM, ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, VERBATIM, MarkedCallGrammar
 from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]

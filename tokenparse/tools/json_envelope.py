@@ -15,10 +15,10 @@ import json
 import re
 from typing import Any, ClassVar, Mapping
 
-from ..core import DiagnosticLog, MessageSink
-from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
 from .. import limits
+from ..core import DiagnosticLog, MessageSink
 from ..errors import BufferLimitError
+from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
 from ..limits import HeldText
 from .shared import DIAG
 
@@ -244,12 +244,12 @@ class JsonEnvelopeGrammar:
             members = [(k, v) for k, v in reader.ignored if not (k == "type" and v.strip() == '"function"')]
             reader.ignored.clear()
             if members and self._began:
-                text = ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {v}" for k, v in members)
+                written = ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {v}" for k, v in members)
                 self._log.report(DIAG, f"{self.label} tool call: envelope members other than the name and the "
-                                 "arguments were ignored", pos, text=text)
+                                 "arguments were ignored", pos, text=written)
         for error in reader.errors:
             # an envelope that made no call is reported whole: the error's text is part of it
-            text = error.text if self._began else None
+            text: str | None = error.text if self._began else None
             code = error.code if isinstance(error, BufferLimitError) else DIAG
             self._log.report(code, f"{self.label} tool call: {error.message}", pos, text=text)
         reader.errors.clear()

@@ -19,7 +19,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._calls import VERBATIM, ARGS, BETWEEN, FIRST_OWN_STATE, MarkedCallGrammar
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, VERBATIM, MarkedCallGrammar
 from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["KimiK2Grammar", "KIMI_MARKERS", "kimi_tool_name"]

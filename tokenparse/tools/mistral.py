@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .json_envelope import JsonEnvelopeGrammar
 from ..limits import HeldText
+from .json_envelope import JsonEnvelopeGrammar
 from .shared import DIAG, MAX_NAME_CHARS, NON_WHITESPACE, ArgsError, JsonArgsStream
 
 __all__ = ["MistralGrammar"]
