@@ -13,7 +13,7 @@ import pytest
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 from streaming import CHUNK_SIZES, chunks
-from test_adapters_support import sdk_chat, sdk_responses
+from adapters_support import sdk_chat, sdk_responses
 
 from tokenparse.adapters import ChatCompletionStream, ResponsesStream
 from tokenparse.adapters._logprobs import LogprobAligner
