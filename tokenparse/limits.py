@@ -14,12 +14,21 @@ from __future__ import annotations
 
 from .core import DiagnosticLog
 
-__all__ = ["MAX_HELD_CHARS", "MAX_LEADING_WHITESPACE", "HeldText"]
+__all__ = ["MAX_HELD_CHARS", "MAX_LEADING_WHITESPACE", "HeldText", "max_held_chars", "max_leading_whitespace"]
 
 #: longest text any one buffer holds back (characters)
 MAX_HELD_CHARS = 1_000_000
 #: whitespace before a possible bare JSON call (Llama 3) read before deciding it is text
 MAX_LEADING_WHITESPACE = 1024
+
+
+def max_held_chars() -> int:
+    """``MAX_HELD_CHARS`` as set now (read when a cap is checked, so it may be changed)."""
+    return MAX_HELD_CHARS
+
+
+def max_leading_whitespace() -> int:
+    return MAX_LEADING_WHITESPACE
 
 
 class HeldText:

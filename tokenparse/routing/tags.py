@@ -18,11 +18,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
-from .. import limits
 from ..channels.literals import held_prefix_start
 from ..channels.tag_tokens import TagTokens
 from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
+from ..limits import max_held_chars
 from ..tokenizers.table import TokenTable
 from .newlines import EdgeNewlines
 
@@ -304,7 +304,7 @@ class TagRouter:
         if held is not None and held[0].startswith(self._bare_open):  # type: ignore[arg-type]
             held.append(text)
             self._bare_chars += len(text)
-            if self._bare_chars > limits.MAX_HELD_CHARS:
+            if self._bare_chars > max_held_chars():
                 self._release_bare()  # far longer than a call: it was text
             return
         buf = "".join(held) + text if held else text

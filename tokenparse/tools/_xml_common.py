@@ -83,8 +83,8 @@ from __future__ import annotations
 from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
-from .. import limits
 from ..core import DiagnosticLog, MessageSink
+from ..limits import max_held_chars
 from .shared import DIAG
 from .xml_syntax import (
     TO_ATTRS,
@@ -162,7 +162,7 @@ class XmlPayloadGrammar:
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
         self._stray_reason = ""
-        self._stray_chars = 0  # characters in _stray (bounded by limits.MAX_HELD_CHARS)
+        self._stray_chars = 0  # characters in _stray (bounded by max_held_chars())
         self._value_tags: StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
         tables = _TABLES.get(type(self))
         if tables is None:
@@ -399,7 +399,7 @@ class XmlPayloadGrammar:
         else:  # SEEK_CALL, CALL_BODY, SKIP_CALL: text outside the syntax
             self._stray.append(segment)
             self._stray_chars += len(segment)
-            if self._stray_chars > limits.MAX_HELD_CHARS:
+            if self._stray_chars > max_held_chars():
                 self._held_too_long("text outside the tool-call syntax")
                 reason = self._stray_reason
                 self._flush_stray()

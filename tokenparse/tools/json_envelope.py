@@ -15,11 +15,10 @@ import json
 import re
 from typing import Any, ClassVar, Mapping
 
-from .. import limits
 from ..core import DiagnosticLog, MessageSink
 from ..errors import BufferLimitError
 from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
-from ..limits import HeldText
+from ..limits import HeldText, max_held_chars, max_leading_whitespace
 from .shared import DIAG
 
 __all__ = ["JsonEnvelopeGrammar", "Llama3Grammar", "detect_json_call"]
@@ -40,7 +39,7 @@ def detect_json_call(text: str) -> bool | None:
     while the first key is still arriving. Whitespace alone is undecided.
     """
     body = text.lstrip()
-    if len(text) - len(body) > limits.MAX_LEADING_WHITESPACE:
+    if len(text) - len(body) > max_leading_whitespace():
         return False  # more whitespace than a call starts with: text (bounded hold)
     if not body:
         return None
@@ -127,7 +126,7 @@ class JsonEnvelopeGrammar:
                     self._in_stray = True
                     continue
                 reader = self._reader = EnvelopeReader(
-                    self.name_keys, self.args_keys, allow_array=True, max_chars=limits.MAX_HELD_CHARS
+                    self.name_keys, self.args_keys, allow_array=True, max_chars=max_held_chars()
                 )
                 self._envelopes += 1
                 self._began = False
