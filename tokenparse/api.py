@@ -134,6 +134,8 @@ class Model:
         """The lower layer: one :class:`Segment` per message (Harmony) or block (tag dialects)."""
         ids = _as_id_list(token_ids)
         collector = SegmentCollector(ids)
+        # segments show tags' added tokens as their literals, also inside tool blocks
+        collector.tool_untranslate = getattr(self.dialect, "untranslate", None)
         decoder = self.dialect.decoder(collector, DiagnosticLog(strict), prompt_token_ids)
         decoder.feed(ids)
         decoder.finish()

@@ -81,9 +81,9 @@ class TagDecoder:
         self._anchors = bound.anchor_chars
         self._control = bound.control_ids
         self._untranslate = bound.untranslate
-        # tool blocks: a sink that reads payloads (the router) may ask for anchors as its
-        # grammar's placeholders (see routing.tags); other sinks get the literals
-        self._tool_untranslate = getattr(sink, "tool_untranslate", bound.untranslate)
+        # tool blocks: anchors become the payload grammar's placeholders (see routing.tags),
+        # unless the sink asks otherwise (Model.segments shows the literals)
+        self._tool_untranslate = getattr(sink, "tool_untranslate", getattr(bound, "tool_untranslate", bound.untranslate))
         self._utf8 = Utf8Stream()
         #: absolute index of the next token
         self.pos = 0
