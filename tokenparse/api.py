@@ -147,6 +147,8 @@ class SegmentCollector:
 
     def __init__(self, token_ids: list[int]) -> None:
         self._ids = token_ids
+        #: read by tag decoders: tool-block anchors shown as their literals (None: none)
+        self.tool_untranslate: dict[int, str] | None = None
         self.segments: list[Segment] = []
         self._text: list[str] = []
         self._current: Segment | None = None
