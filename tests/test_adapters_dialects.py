@@ -17,7 +17,8 @@ from streaming import chunk_sizes
 from test_adapters_e2e import ADD, WEATHER, check_all_adapters
 
 import tokenparse
-from tokenparse.profiles import profile_names
+from registry_models import row_model
+from tokenparse.profiles import get_profile, profile_names
 from tokenparse.tokenizers.table import TokenTable
 
 REASONING = "Need 天気 for 東京, then a sum 🤔."
@@ -128,7 +129,28 @@ def _examples():
     }
 
 
-EXAMPLES = _examples()
+class _Examples(dict):
+    """The hand-written examples above; a registry row without one is spelled with its
+    worked example's spellers (reasoning, the preamble, the three calls)."""
+
+    def __missing__(self, name: str):
+        example = get_profile(name).example
+        assert example is not None, name
+        text = ""
+        if example.think is not None:
+            text += example.spell_reasoning(REASONING)
+        text += example.spell_content(PREAMBLE) + example.spell_calls([(n, list(a.items())) for n, a in CALLS])
+        specials = sorted(row_model(name).table.added, key=len, reverse=True)
+        self[name] = (text, specials, example.think is not None)
+        return self[name]
+
+
+
+_HAND_WRITTEN = _examples()
+EXAMPLES = _Examples(_HAND_WRITTEN)
+for _name in profile_names():
+    if _name != "gpt-oss" and _name not in EXAMPLES:
+        EXAMPLES[_name]  # spelled from the row's worked example
 
 
 def byte_table(specials):
@@ -159,7 +181,7 @@ def load_example(name):
     try:
         model = tokenparse.load(name)
     except tokenparse.TokenizerError:
-        model = tokenparse.load(name, tokenizer=byte_table(specials))
+        model = row_model(name) if name not in _HAND_WRITTEN else tokenparse.load(name, tokenizer=byte_table(specials))
     return model, encode(model.table, text, specials)
 
 

@@ -48,22 +48,13 @@ class Dialect:
     # -- spelling ------------------------------------------------------------------------
 
     def calls(self, *calls: tuple[str, Args], args_first: bool = False) -> str:
-        speller = self.ex.call_args_first if args_first else self.ex.call
-        assert speller is not None
-        texts = [speller(name, args, i) for i, (name, args) in enumerate(calls)]
-        if self.ex.block is None:
-            return "".join(texts)
-        open_, close = self.ex.block
-        if self.ex.block_per_call:
-            return "".join(open_ + text + close for text in texts)
-        return open_ + "".join(texts) + close
+        return self.ex.spell_calls(calls, args_first=args_first)
 
     def reasoning(self, text: str) -> str:
-        assert self.ex.think is not None
-        return self.ex.think[0] + text + self.ex.think[1]
+        return self.ex.spell_reasoning(text)
 
     def content(self, text: str) -> str:
-        return self.ex.say[0] + text + self.ex.say[1]
+        return self.ex.spell_content(text)
 
     @property
     def prompt_text(self) -> str:

@@ -18,8 +18,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("routing", ("tokenparse.routing",)),
     ("payload grammars", ("tokenparse.tools", "tokenparse.json")),
     ("assembly", ("tokenparse.assembly", "tokenparse.toolset", "tokenparse.messages")),
-    ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples")),
-    ("api", ("tokenparse.api",)),
+    ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples", "tokenparse.detection")),
+    # the API and the features its objects offer as methods (Model.parse_batch, Parser.snapshot)
+    ("api", ("tokenparse.api", "tokenparse.batch", "tokenparse.snapshot")),
     # adapters, CLI, explain, the package's own __init__, and any module not listed above
     ("application", ("tokenparse.adapters", "tokenparse.cli", "tokenparse.explain", "tokenparse")),
     ("integrations", ("tokenparse.integrations",)),
@@ -74,10 +75,12 @@ def imports_of(path: Path) -> list[tuple[int, str]]:
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            found.append((node.lineno, target))
+            if node.module is not None:
+                found.append((node.lineno, target))
             # "from . import x" / "from .pkg import mod": the names may be submodules
             for alias in node.names:
-                found.append((node.lineno, f"{target}.{alias.name}"))
+                if alias.name != "__version__":  # package metadata, not a layer
+                    found.append((node.lineno, f"{target}.{alias.name}"))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
@@ -120,7 +123,9 @@ def test_readme_layout_matches_the_tree():
     section = readme[readme.index("## Layout") :]
     block = section[section.index("```") + 3 :]
     block = block[: block.index("```")]
-    listed = {line.split()[0] for line in block.splitlines() if line.strip()}
+    entries = [line.split()[0] for line in block.splitlines() if line.strip()]
+    assert len(entries) == len(set(entries)), "a module is listed twice"
+    listed = set(entries)
     listed_dirs = {entry for entry in listed if entry.endswith("/")}
     actual = {
         str(p.relative_to(PACKAGE.parent))

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
-from .assembly import Assembler, make_call_id
+from .assembly import Assembler, Run, make_call_id
 from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
@@ -215,7 +215,10 @@ class Parser:
         if observer is not None:
             observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
-        self._take = self._assembler.take
+        # feed() hands the step's IDs to _take: take (deltas), or take_runs inside feed_runs()
+        self._take: Callable[[Sequence[int]], list[Any]] = self._assembler.take
+        self._take_deltas = self._take
+        self._take_runs = self._assembler.take_runs
         self.state = _OPEN
         self._finish_reason: str | None = None
         # lazily created JSON readers: key -> [reader, fragments fed, finished]
@@ -250,6 +253,16 @@ class Parser:
             self._locate_diagnostics(reported, self._position(len(ids)))
             ids = _int_ids(ids)
         return self._take(ids)
+
+    def feed_runs(self, token_ids: Sequence[int]) -> list[Run]:
+        """:meth:`feed` without the pydantic objects: the same deltas as plain
+        ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
+        servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
+        self._take = self._take_runs
+        try:
+            return self.feed(token_ids)  # type: ignore[return-value]
+        finally:
+            self._take = self._take_deltas
 
     def _position(self, step: int) -> int:
         """Token position for a problem a layer found without knowing it: the first token

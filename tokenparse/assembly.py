@@ -17,7 +17,7 @@ from .errors import ToolCallError
 from .messages import ChatMessage, DeltaMessage, FunctionCall, ToolCall
 from .toolset import ToolSet
 
-__all__ = ["Assembler", "make_call_id"]
+__all__ = ["Assembler", "make_call_id", "Run", "run_delta"]
 
 _CONTENT, _REASONING, _TOOLS, _BUILTIN = 1, 2, 3, 4
 
@@ -250,6 +250,39 @@ class Assembler:
         deltas.append(_make_delta(kind, payload, ids))
         return deltas
 
+    def take_runs(self, token_ids: Sequence[int]) -> list[tuple]:
+        """What :meth:`take` returns, as plain tuples instead of ``DeltaMessage`` objects,
+        for callers that render wire bytes and read every field once (see :data:`Run`).
+        Same runs, same order, ``token_ids`` on the last one; :func:`run_delta` turns a run
+        into the very ``DeltaMessage`` :meth:`take` would have built."""
+        self.consumed_tokens += len(token_ids)
+        kind = self._run_kind
+        if not kind:
+            if token_ids:
+                self._pending_ids.extend(token_ids)
+            return []
+        if kind > _REASONING:
+            payload: object = _call_items(self._run_items)
+        elif self._run_parts is None:
+            payload = self._run_text
+        else:
+            payload = "".join(self._run_parts)
+            self._run_parts = None
+        self._run_kind = 0
+        ids: Sequence[int]
+        if self._pending_ids:
+            self._pending_ids.extend(token_ids)
+            ids, self._pending_ids = self._pending_ids, []
+        else:
+            ids = token_ids
+        if kind <= _REASONING and not self._runs:
+            return [(kind, payload, ids)]
+        runs, self._runs = self._runs, []
+        out: list[tuple] = [(k, p if k <= _REASONING else _call_items(p), None)  # type: ignore[arg-type]
+                            for k, p in runs]
+        out.append((kind, payload, ids))
+        return out
+
     def take_remaining_ids(self) -> list[int]:
         """IDs fed since the last delta that carried IDs (for the end of the stream)."""
         ids, self._pending_ids = self._pending_ids, []
@@ -332,6 +365,46 @@ def _pick_text_delta():
 
 
 _text_delta = _pick_text_delta()
+
+
+#: A run as :meth:`Assembler.take_runs` hands it out: ``(kind, payload, token_ids)``.
+#: ``kind`` is ``RUN_CONTENT`` or ``RUN_REASONING`` with the text as payload,
+#: ``RUN_TOOL_CALLS`` or ``RUN_BUILTIN_CALLS`` with a list of
+#: ``(index, id, name, arguments)`` (``id`` and ``name`` set on a call's first fragment
+#: only, ``arguments`` always a str), or ``RUN_IDS`` (no payload: token IDs only, at the end
+#: of a stream). ``token_ids`` is set on the last run of a step, else ``None``.
+Run = tuple
+RUN_IDS, RUN_CONTENT, RUN_REASONING, RUN_TOOL_CALLS, RUN_BUILTIN_CALLS = 0, _CONTENT, _REASONING, _TOOLS, _BUILTIN
+
+
+def _call_items(items: list[list]) -> list[tuple[int, str | None, str | None, str]]:
+    out = []
+    for call, first, args in items:
+        arguments = "".join(args) if args else ""
+        out.append((call.index, call.id, call.name, arguments) if first else (call.index, None, None, arguments))
+    return out
+
+
+def run_delta(run: Run) -> DeltaMessage:
+    """The ``DeltaMessage`` :meth:`Assembler.take` builds for ``run``."""
+    kind, payload, token_ids = run
+    if kind == RUN_IDS:
+        return DeltaMessage(token_ids=token_ids)
+    if kind <= _REASONING:
+        if token_ids is not None:
+            return _text_delta(kind, payload, token_ids)
+        return _validate_delta({_TEXT_FIELD[kind]: payload})
+    calls = []
+    for index, call_id, name, arguments in payload:
+        if call_id is not None:
+            calls.append({"index": index, "id": call_id, "type": "function",
+                          "function": {"name": name, "arguments": arguments}})
+        else:
+            calls.append({"index": index, "function": {"arguments": arguments}})
+    fields: dict = {"tool_calls" if kind == _TOOLS else "builtin_tool_calls": calls}
+    if token_ids is not None:
+        fields["token_ids"] = token_ids
+    return _validate_delta(fields)
 
 
 def _make_delta(kind: int, payload: object, token_ids: Sequence[int] | None) -> DeltaMessage:

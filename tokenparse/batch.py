@@ -189,7 +189,7 @@ def _decode_chunk(
             message = assembler.message(finish_reason)
         except ROW_ERRORS as error:
             try:
-                error.row = first_row + i  # type: ignore[attr-defined]
+                setattr(error, "row", first_row + i)  # noqa: B010 - an attribute the error classes lack
             except AttributeError:  # pragma: no cover - exceptions with __slots__
                 pass
             yield RowResult(None, error, log.items)
@@ -282,7 +282,7 @@ class WorkerPool:
         self._executor = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context(method),
                                              initializer=_init_worker, initargs=(payload,))
 
-    def __enter__(self) -> "WorkerPool":
+    def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -359,6 +359,6 @@ def parse_batch(
 def default_workers() -> int:
     """CPUs this process may use (the affinity mask where the OS has one)."""
     try:
-        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
+        return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - macOS, Windows
         return os.cpu_count() or 1

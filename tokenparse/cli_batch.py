@@ -195,8 +195,8 @@ def run_batch(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         if _is_parquet(args.batch):
-            total, chunks = _parquet_chunks(args.batch)
-            written = _from_parquet(chunks, total, args.out, out, shared_tools, decode)
+            rows_total, chunks = _parquet_chunks(args.batch)
+            written = _from_parquet(chunks, rows_total, args.out, out, shared_tools, decode)
         else:
             source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
             with source:

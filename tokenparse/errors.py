@@ -36,7 +36,7 @@ class TokenParseError(Exception):
         where = f" at token {position}" if position is not None else ""
         super().__init__(f"{message}{where}")
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]
+    def __reduce__(self) -> tuple[type, tuple[str], dict[str, object]]:
         # keyword-only arguments: rebuild from the message, then restore position, code and
         # any attribute set later (a batch sets ``row``), so errors cross process pools intact
         return (type(self), (self.message,), {**self.__dict__, "args": self.args})

@@ -75,6 +75,30 @@ class WorkedExample:
     #: the family's vocabulary size (the stand-in vocabulary is as large)
     vocab_size: int | None = None
 
+    # -- spelling more responses -----------------------------------------------------------
+
+    def spell_calls(self, calls: Sequence[tuple[str, Args]], *, args_first: bool = False) -> str:
+        """Calls as the model writes them, block tags included (``args_first``: with the
+        arguments before the name; needs :attr:`call_args_first`)."""
+        speller = self.call_args_first if args_first else self.call
+        if speller is None:
+            raise ValueError("this format always writes the name first")
+        texts = [speller(name, args, i) for i, (name, args) in enumerate(calls)]
+        if self.block is None:
+            return "".join(texts)
+        open_, close = self.block
+        if self.block_per_call:
+            return "".join(open_ + text + close for text in texts)
+        return open_ + "".join(texts) + close
+
+    def spell_reasoning(self, text: str) -> str:
+        if self.think is None:
+            raise ValueError("this format has no reasoning")
+        return self.think[0] + text + self.think[1]
+
+    def spell_content(self, text: str) -> str:
+        return self.say[0] + text + self.say[1]
+
 
 # -- spellers ------------------------------------------------------------------------------
 

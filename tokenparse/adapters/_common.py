@@ -12,8 +12,10 @@ import json
 import time
 import uuid
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 
+from ..assembly import RUN_BUILTIN_CALLS, RUN_CONTENT, RUN_IDS, RUN_REASONING, RUN_TOOL_CALLS, Run, run_delta
 from ..errors import ParserStateError, TokenParseError
 from ..messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
 
@@ -32,6 +34,18 @@ __all__ = [
     "deltas_from_message",
     "AdapterStream",
     "replay",
+    "json_string",
+    "as_run",
+    "parts_of_run",
+    "render_sse",
+    "json_copy",
+    "Run",
+    "run_delta",
+    "RUN_IDS",
+    "RUN_CONTENT",
+    "RUN_REASONING",
+    "RUN_TOOL_CALLS",
+    "RUN_BUILTIN_CALLS",
 ]
 
 #: Chat Completions ends a stream with this sentinel (it is not JSON, so not an event).
@@ -45,6 +59,70 @@ def to_json(value: Any) -> str:
     # Compact separators keep per-token events small; ensure_ascii=False because SSE bodies
     # are UTF-8 and escaping every non-ASCII character would triple CJK payload sizes.
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+#: The JSON text of one string, exactly as :func:`to_json` writes it inside an object (the
+#: same C escape ``json.dumps(..., ensure_ascii=False)`` calls); the wire fast paths call it
+#: once per event, on the only part of the event that changes.
+json_string = encode_basestring
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (plain dicts, lists and scalars), several times
+    faster than ``copy.deepcopy``; anything else is handed to ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
+
+
+def render_sse(events: Iterable[Any]) -> str:
+    """The SSE text of ``events`` (what ``"".join(e.to_sse() for e in events)`` gives)."""
+    return "".join([event.to_sse() for event in events])
+
+
+def as_run(item: Any) -> Run | None:
+    """``item`` as a run: a run itself, or a ``DeltaMessage`` of one kind; ``None`` for a
+    delta that mixes kinds (the caller then takes the object path for it)."""
+    if type(item) is tuple:
+        return item
+    kinds = (bool(item.content), bool(item.reasoning), bool(item.tool_calls), bool(item.builtin_tool_calls))
+    if sum(kinds) > 1:
+        return None
+    if item.content:
+        return (RUN_CONTENT, item.content, item.token_ids)
+    if item.reasoning:
+        return (RUN_REASONING, item.reasoning, item.token_ids)
+    if item.tool_calls or item.builtin_tool_calls:
+        calls = item.tool_calls or item.builtin_tool_calls
+        for call in calls:
+            _call_part("tool_call", call)  # the contract checks the object path makes
+        payload = [(c.index, c.id, c.function.name if c.id is not None else None, c.function.arguments or "")
+                   for c in calls]
+        return (RUN_TOOL_CALLS if item.tool_calls else RUN_BUILTIN_CALLS, payload, item.token_ids)
+    return (RUN_IDS, None, item.token_ids)
+
+
+def parts_of_run(run: Run, *, builtin: bool = True) -> list[Part]:
+    """The parts of one run, as :func:`parts_of` gives them for the run's delta."""
+    kind, payload, _ = run
+    if kind == RUN_CONTENT:
+        return [Part("content", payload)] if payload else []
+    if kind == RUN_REASONING:
+        return [Part("reasoning", payload)] if payload else []
+    if kind == RUN_TOOL_CALLS or (kind == RUN_BUILTIN_CALLS and builtin):
+        part_kind: PartKind = "tool_call" if kind == RUN_TOOL_CALLS else "builtin_tool_call"
+        parts = []
+        for index, call_id, name, arguments in payload:
+            if call_id is not None and not name:
+                raise DeltaContractError(f"tool call {index} starts without a name")
+            parts.append(Part(part_kind, arguments, index, call_id, name if call_id is not None else None))
+        return parts
+    return []
 
 
 def new_id(prefix: str) -> str:
@@ -246,7 +324,7 @@ class AdapterStream:
         # A deep copy: the caller may edit what it gets without changing later answers.
         if self._final is None:
             raise ParserStateError(f"{what}() is only available after finish()")
-        return copy.deepcopy(self._final)
+        return json_copy(self._final)
 
 
 def replay(stream: Any, message: ChatMessage, steps: Iterable[Sequence[DeltaMessage]] | None) -> None:

@@ -42,10 +42,31 @@ import copy
 from typing import Any, Iterable, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
-from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, parts_of, replay
+from ._common import (
+    RUN_CONTENT,
+    RUN_REASONING,
+    RUN_TOOL_CALLS,
+    AdapterStream,
+    BlockRouter,
+    IdFactory,
+    Part,
+    TypedEvent,
+    as_run,
+    json_string,
+    new_id,
+    parts_of,
+    parts_of_run,
+    render_sse,
+    replay,
+    run_delta,
+)
 from ._tool_input import ToolInput
 
 __all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
+
+
+_RUN_KINDS = {"content": RUN_CONTENT, "reasoning": RUN_REASONING}  # text blocks step_sse continues
+_MARK = "\x00"
 
 
 class AnthropicEvent(TypedEvent):
@@ -94,6 +115,9 @@ class AnthropicMessageStream(AdapterStream):
         self._blocks: list[dict[str, Any]] = []
         self._block_texts: list[list[str]] = []
         self._tool_inputs: dict[int, ToolInput] = {}
+        # step_sse: the open block's delta event pieces, and the run kind that continues it
+        self._open_wire: tuple[Any, ...] | None = None
+        self._open_run_kind = -1
         self._final: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ public API
@@ -116,6 +140,74 @@ class AnthropicMessageStream(AdapterStream):
             for part in parts_of(delta, builtin=False):
                 self._feed_part(part, events)
         return events
+
+    def step_sse(self, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
+        """The SSE text of one engine step: exactly ``"".join(e.to_sse() for e in
+        self.step(deltas))``, built without the event objects.
+
+        ``runs`` is what :meth:`~tokenparse.Parser.feed_runs` returned (``DeltaMessage``
+        objects are accepted too). A delta of the open block is written from fragments
+        rendered once per block, with one JSON string escape; blocks starting and stopping
+        take the object path.
+        """
+        if self.state is not self.STREAMING:
+            return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs]))
+        out: list[str] = []
+        for item in runs:
+            run = item if type(item) is tuple else as_run(item)
+            if run is None:  # a hand-made delta mixing kinds: the object path
+                out.append(render_sse(self.step([item])))
+                continue
+            kind, payload, _ = run
+            if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+                if not payload:
+                    continue
+                if self._open_run_kind == kind:
+                    self._block_texts[self._open_index].append(payload)  # type: ignore[index]
+                    wire = self._open_wire or self._block_wire()
+                    out.append(f"{wire[1]}{json_string(payload)}{wire[2]}")
+                else:
+                    out.append(self._parts_sse(run))
+            elif kind == RUN_TOOL_CALLS:
+                for call in payload:
+                    open_key = self._router.open_key
+                    if (call[1] is None and open_key is not None and open_key[1] == call[0]
+                            and open_key[0] == "tool_call"):
+                        if call[3]:
+                            out.append(self._delta_sse(call[3]))
+                    else:
+                        out.append(self._parts_sse((kind, [call], None)))
+            # built-in calls: nothing (see the module docstring)
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _parts_sse(self, run: tuple) -> str:
+        events: list[AnthropicEvent] = []
+        for part in parts_of_run(run, builtin=False):
+            self._feed_part(part, events)
+        return render_sse(events)
+
+    def _delta_sse(self, text: str) -> str:
+        """What ``_feed_part`` sends for ``text`` continuing the open block, as SSE text."""
+        index = self._open_index
+        assert index is not None
+        wire = self._open_wire or self._block_wire()
+        if wire[0]:
+            text = self._tool_inputs[index].feed(text)
+            if not text:
+                return ""
+        else:
+            self._block_texts[index].append(text)
+        return f"{wire[1]}{json_string(text)}{wire[2]}"
+
+    def _block_wire(self) -> tuple[Any, ...]:
+        """The open block's delta event around its text: (is a tool block, head, tail)."""
+        index = self._open_index
+        assert index is not None
+        marked = self._block_delta(index, _MARK, check=False)
+        frame = AnthropicEvent(type="content_block_delta", index=index, delta=marked).to_sse()
+        head, tail = frame.split(json_string(_MARK))
+        self._open_wire = (self._blocks[index]["type"] == "tool_use", head, tail)
+        return self._open_wire
 
     def finish(self, message: ChatMessage) -> list[AnthropicEvent]:
         """Stop the open block, then ``message_delta`` and ``message_stop``.
@@ -174,19 +266,27 @@ class AnthropicMessageStream(AdapterStream):
         assert index is not None
         if not part.text:
             return
+        delta = self._block_delta(index, part.text)
+        if delta is not None:
+            events.append(AnthropicEvent(type="content_block_delta", index=index, delta=delta))
+
+    def _block_delta(self, index: int, text: str, *, check: bool = True) -> dict[str, str] | None:
+        """Record ``text`` in block ``index``; the ``delta`` object to send (its text field
+        last), or ``None`` when nothing may be sent yet (``check=False``: only the shape)."""
         block_type = self._blocks[index]["type"]
         if block_type == "thinking":
-            self._block_texts[index].append(part.text)
-            delta = {"type": "thinking_delta", "thinking": part.text}
-        elif block_type == "text":
-            self._block_texts[index].append(part.text)
-            delta = {"type": "text_delta", "text": part.text}
-        else:
-            sendable = self._tool_inputs[index].feed(part.text)
-            if not sendable:
-                return
-            delta = {"type": "input_json_delta", "partial_json": sendable}
-        events.append(AnthropicEvent(type="content_block_delta", index=index, delta=delta))
+            if check:
+                self._block_texts[index].append(text)
+            return {"type": "thinking_delta", "thinking": text}
+        if block_type == "text":
+            if check:
+                self._block_texts[index].append(text)
+            return {"type": "text_delta", "text": text}
+        if check:
+            text = self._tool_inputs[index].feed(text)
+            if not text:
+                return None
+        return {"type": "input_json_delta", "partial_json": text}
 
     def _start_block(self, part: Part, events: list[AnthropicEvent]) -> None:
         if part.kind == "reasoning":
@@ -201,6 +301,8 @@ class AnthropicMessageStream(AdapterStream):
         self._block_texts.append([])
         self._open_index = index
         self._router.open_key = part.key
+        self._open_wire = None
+        self._open_run_kind = _RUN_KINDS.get(part.kind, -1)
         events.append(AnthropicEvent(type="content_block_start", index=index, content_block=dict(block)))
 
     def _stop_open(self, events: list[AnthropicEvent]) -> None:
@@ -215,6 +317,8 @@ class AnthropicMessageStream(AdapterStream):
                                              delta={"type": "input_json_delta", "partial_json": tail}))
         events.append(AnthropicEvent(type="content_block_stop", index=index))
         self._open_index = None
+        self._open_wire = None
+        self._open_run_kind = -1
         self._router.open_key = None
 
     def _final_content(self) -> list[dict[str, Any]]:

@@ -44,7 +44,23 @@ from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
-from ._common import AdapterStream, DataEvent, DeltaContractError, Part, new_id, now, parts_of, replay
+from ._common import (
+    RUN_CONTENT,
+    RUN_REASONING,
+    RUN_TOOL_CALLS,
+    AdapterStream,
+    DataEvent,
+    DeltaContractError,
+    Part,
+    as_run,
+    json_string,
+    new_id,
+    now,
+    parts_of,
+    render_sse,
+    replay,
+    run_delta,
+)
 from ._logprobs import LogprobAligner
 
 __all__ = ["ChatCompletionStream", "ChatChunk", "build_chat_completion", "chat_usage", "ReasoningField"]
@@ -109,13 +125,15 @@ class ChatCompletionStream(AdapterStream):
         self._pending_token_ids: list[int] = []
         # created when the first logprobs arrive: responses without logprobs pay nothing
         self._aligner: LogprobAligner | None = None
+        self._wire: tuple[str, ...] | None = None  # step_sse's fixed frame pieces
 
         # What the emitted chunks add up to, for completion(); kept here rather than
         # re-derived from the ChatMessage so that streaming and non-streaming answers come
         # from the very same chunks.
         self._content: list[str] = []
         self._reasoning: list[str] = []
-        self._tool_calls: dict[int, dict[str, Any]] = {}
+        self._tool_calls: dict[int, dict[str, Any]] = {}  # "arguments" filled in completion()
+        self._tool_args: dict[int, list[str]] = {}  # argument pieces per call index
         self._logprobs: list[dict[str, Any]] = []
         self._token_ids: list[int] = []
         self._finish_reason: str | None = None
@@ -158,6 +176,61 @@ class ChatCompletionStream(AdapterStream):
             self._attach_pending(chunks[-1])
         return chunks
 
+    def step_sse(self, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
+        """The SSE text of one engine step: exactly ``"".join(c.to_sse() for c in
+        self.step(deltas, logprobs=logprobs))``, built without the chunk objects.
+
+        ``runs`` is what :meth:`~tokenparse.Parser.feed_runs` returned (``DeltaMessage``
+        objects are accepted too). Text and argument chunks are written from fragments
+        rendered once per stream (id, model, created are fixed), with one JSON string
+        escape per chunk; a role chunk, a call's first chunk, logprobs and token IDs take
+        the object path, so both paths always give the same bytes.
+        """
+        if (self.state is not self.STREAMING or logprobs is not None or self._aligner is not None
+                or self.include_token_ids):
+            return render_sse(self.step([_delta_of(run) for run in runs], logprobs=logprobs))
+        wire = self._wire or self._make_wire()
+        out = []
+        for item in runs:
+            run = item if type(item) is tuple else as_run(item)
+            if run is None:  # a hand-made delta mixing kinds: the object path
+                out.append(render_sse(self.step([item])))
+                continue
+            kind, payload, _ = run
+            if kind == RUN_CONTENT:
+                if payload:
+                    self._content.append(payload)
+                    out.append(wire[0] + json_string(payload) + wire[2])
+            elif kind == RUN_REASONING:
+                if payload:
+                    self._reasoning.append(payload)
+                    out.append(wire[1] + json_string(payload) + wire[2])
+            elif kind == RUN_TOOL_CALLS:
+                if len(payload) == 1 and payload[0][1] is None and payload[0][0] in self._tool_args:
+                    index, _, _, arguments = payload[0]
+                    self._tool_args[index].append(arguments)
+                    out.append(f"{wire[3]}{index}{wire[4]}{json_string(arguments)}{wire[5]}")
+                else:  # a call's first fragment, or several calls: the object path
+                    out.append(render_sse(self.step([run_delta(run)])))
+            # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _make_wire(self) -> tuple[str, ...]:
+        """The fixed pieces of a text or argument chunk's SSE frame (see :meth:`step_sse`);
+        built from the chunk object itself, so the layout cannot drift from ``_envelope``."""
+        mark = "\x00"
+        frames = []
+        for delta in ({"content": mark}, {self.reasoning_field: mark},
+                      {"tool_calls": [{"index": 0, "function": {"arguments": mark}}]}):
+            chunk = self._envelope([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}])
+            frames.append(chunk.to_sse())
+        content_head, tail = frames[0].split(json_string(mark))
+        reasoning_head, _ = frames[1].split(json_string(mark))
+        calls_head, calls_tail = frames[2].split(json_string(mark))
+        index_head, index_tail = calls_head.rsplit('"index":0', 1)
+        self._wire = (content_head, reasoning_head, tail, index_head + '"index":', index_tail, calls_tail)
+        return self._wire
+
     def finish(self, message: ChatMessage) -> list[ChatChunk]:
         """The ``finish_reason`` chunk, then the usage chunk when ``include_usage``.
 
@@ -187,7 +260,12 @@ class ChatCompletionStream(AdapterStream):
         if self._reasoning:
             message[self.reasoning_field] = "".join(self._reasoning)
         if self._tool_calls:
-            message["tool_calls"] = [copy.deepcopy(self._tool_calls[i]) for i in sorted(self._tool_calls)]
+            calls = []
+            for i in sorted(self._tool_calls):
+                call = copy.deepcopy(self._tool_calls[i])
+                call["function"]["arguments"] = "".join(self._tool_args[i])
+                calls.append(call)
+            message["tool_calls"] = calls
         choice: dict[str, Any] = {
             "index": 0,
             "message": message,
@@ -233,8 +311,9 @@ class ChatCompletionStream(AdapterStream):
             self._tool_calls[part.index] = {
                 "id": part.call_id,
                 "type": "function",
-                "function": {"name": part.name, "arguments": part.text},
+                "function": {"name": part.name, "arguments": ""},
             }
+            self._tool_args[part.index] = [part.text]
             # `arguments` always set on the first fragment (`""` when the parser's first delta
             # has no text yet, as OpenAI sends it): accumulators then end with a string even
             # for a call whose fragments never come.
@@ -244,10 +323,10 @@ class ChatCompletionStream(AdapterStream):
                 "type": "function",
                 "function": {"name": part.name, "arguments": part.text},
             }
-        known = self._tool_calls.get(part.index)
+        known = self._tool_args.get(part.index)
         if known is None:
             raise DeltaContractError(f"argument fragment for tool call {part.index} before its first delta")
-        known["function"]["arguments"] += part.text
+        known.append(part.text)
         return {"index": part.index, "function": {"arguments": part.text}}
 
     def _envelope(self, choices: list[dict[str, Any]], *, usage: dict[str, Any] | None = None) -> ChatChunk:
@@ -288,6 +367,10 @@ class ChatCompletionStream(AdapterStream):
             choice["token_ids"] = self._pending_token_ids
             self._token_ids.extend(self._pending_token_ids)
         self._pending_token_ids = []
+
+
+def _delta_of(item: Any) -> DeltaMessage:
+    return run_delta(item) if type(item) is tuple else item
 
 
 def build_chat_completion(

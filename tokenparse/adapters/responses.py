@@ -58,13 +58,32 @@ of reasoning or arguments (the Responses API has no place for those) get no entr
 """
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
-from ._common import AdapterStream, BlockRouter, IdFactory, Part, TypedEvent, new_id, now, parts_of, replay
+from ._common import (
+    RUN_BUILTIN_CALLS,
+    RUN_CONTENT,
+    RUN_REASONING,
+    RUN_TOOL_CALLS,
+    AdapterStream,
+    BlockRouter,
+    IdFactory,
+    Part,
+    TypedEvent,
+    as_run,
+    json_copy,
+    json_string,
+    new_id,
+    now,
+    parts_of,
+    parts_of_run,
+    render_sse,
+    replay,
+    run_delta,
+)
 from ._logprobs import LogprobAligner, responses_event_logprob, responses_part_logprob
 
 __all__ = ["ResponsesStream", "ResponseEvent", "build_response", "responses_usage", "builtin_item_type"]
@@ -127,6 +146,23 @@ class _OpenItem:
     call_id: str | None = None
     name: str | None = None  # function name or built-in recipient
     logprobs: list[dict[str, Any]] = field(default_factory=list)  # output_text part shape
+    #: step_sse's fixed pieces of this item's delta event (before and after the sequence
+    #: number, after the delta); ``()`` for items without delta events
+    wire: tuple[str, ...] | None = None
+    #: the kind of run (``RUN_CONTENT``, ...) that continues this item
+    run_kind: int = 0
+
+
+#: output item type -> its streaming delta event
+_DELTA_EVENTS = {
+    "message": "response.output_text.delta",
+    "reasoning": "response.reasoning_text.delta",
+    "function_call": "response.function_call_arguments.delta",
+    "code_interpreter_call": "response.code_interpreter_call_code.delta",
+}
+_RUN_KINDS = {"content": RUN_CONTENT, "reasoning": RUN_REASONING, "tool_call": RUN_TOOL_CALLS,
+              "builtin_tool_call": RUN_BUILTIN_CALLS}
+_MARK = "\x00"
 
 
 class ResponsesStream(AdapterStream):
@@ -210,6 +246,91 @@ class ResponsesStream(AdapterStream):
             self._feed_part(part, events, here)
         return events
 
+    def step_sse(self, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
+        """The SSE text of one engine step: exactly ``"".join(e.to_sse() for e in
+        self.step(deltas, logprobs=logprobs))``, built without the event objects.
+
+        ``runs`` is what :meth:`~tokenparse.Parser.feed_runs` returned (``DeltaMessage``
+        objects are accepted too). A delta of the open item is written from fragments
+        rendered once per item, with the sequence number and one JSON string escape filled
+        in; everything else (items opening and closing, logprobs) takes the object path.
+        """
+        if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
+            return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
+        out: list[str] = []
+        for item in runs:
+            run = item if type(item) is tuple else as_run(item)
+            if run is None:  # a hand-made delta mixing kinds: the object path
+                out.append(render_sse(self.step([item])))
+                continue
+            kind, payload, _ = run
+            open_item = self._open
+            if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+                if not payload:
+                    continue
+                if open_item is not None and open_item.run_kind == kind:
+                    open_item.text.append(payload)
+                    wire = open_item.wire or self._item_wire(open_item)
+                    number = self._sequence_number
+                    self._sequence_number = number + 1
+                    out.append(f"{wire[0]}{number}{wire[1]}{json_string(payload)}{wire[2]}")
+                else:
+                    out.append(self._parts_sse(run))
+            else:
+                for call in payload:
+                    open_item = self._open
+                    if (call[1] is None and open_item is not None and open_item.run_kind == kind
+                            and open_item.key[1] == call[0]):
+                        if call[3]:
+                            out.append(self._delta_sse(open_item, call[3]))
+                    else:
+                        out.append(self._parts_sse((kind, [call], None)))
+        return out[0] if len(out) == 1 else "".join(out)
+
+    def _parts_sse(self, run: tuple) -> str:
+        events: list[ResponseEvent] = []
+        for part in parts_of_run(run):
+            self._feed_part(part, events, [])
+        return render_sse(events)
+
+    def _delta_sse(self, item: _OpenItem, text: str) -> str:
+        """What ``_feed_part`` sends for ``text`` continuing ``item``, as SSE text."""
+        item.text.append(text)
+        wire = item.wire
+        if wire is None:
+            wire = self._item_wire(item)
+        if not wire:
+            return ""
+        number = self._sequence_number
+        self._sequence_number = number + 1
+        return f"{wire[0]}{number}{wire[1]}{json_string(text)}{wire[2]}"
+
+    def _item_wire(self, item: _OpenItem) -> tuple[str, ...]:
+        fields = self._delta_fields(item, _MARK, [])
+        if fields is None:
+            item.wire = ()
+            return ()
+        frame = ResponseEvent(type=fields[0], sequence_number=0, **fields[1]).to_sse()
+        head, rest = frame.split('"sequence_number":0', 1)
+        middle, tail = rest.split(json_string(_MARK))
+        item.wire = (head + '"sequence_number":', middle, tail)
+        return item.wire
+
+    def _delta_fields(self, item: _OpenItem, text: str, logprobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+        """The delta event (type and fields after ``sequence_number``) for ``text`` of
+        ``item``; ``None`` for items that stream no deltas (``web_search_call``)."""
+        event_type = _DELTA_EVENTS.get(item.item_type)
+        if event_type is None:
+            return None  # web_search_call: the action is built from the whole arguments
+        fields: dict[str, Any] = {"item_id": item.item_id, "output_index": item.output_index}
+        if item.item_type == "message":
+            fields.update(content_index=0, delta=text, logprobs=[responses_event_logprob(e) for e in logprobs])
+        elif item.item_type == "reasoning":
+            fields.update(content_index=0, delta=text)
+        else:
+            fields["delta"] = text
+        return event_type, fields
+
     def finish(self, message: ChatMessage) -> list[ResponseEvent]:
         """Close the open item and end the response.
 
@@ -221,12 +342,12 @@ class ResponsesStream(AdapterStream):
         self._close_open(events, status="incomplete" if incomplete else "completed")
         self._final = self._response_object(
             "incomplete" if incomplete else "completed",
-            output=copy.deepcopy(self._output),
+            output=json_copy(self._output),
             usage=responses_usage(message, self.prompt_tokens),
             incomplete_details={"reason": "max_output_tokens"} if incomplete else None,
         )
         events.append(
-            self._event("response.incomplete" if incomplete else "response.completed", response=copy.deepcopy(self._final))
+            self._event("response.incomplete" if incomplete else "response.completed", response=json_copy(self._final))
         )
         self.state = self.FINISHED
         return events
@@ -258,7 +379,7 @@ class ResponsesStream(AdapterStream):
             "incomplete_details": incomplete_details,
             "usage": usage,
         }
-        response.update(copy.deepcopy(self.response_fields))
+        response.update(json_copy(self.response_fields))
         return response
 
     def _feed_part(self, part: Part, events: list[ResponseEvent], logprobs: list[dict[str, Any]]) -> None:
@@ -271,18 +392,11 @@ class ResponsesStream(AdapterStream):
         if not part.text:
             return
         item.text.append(part.text)
-        where = {"item_id": item.item_id, "output_index": item.output_index}
         if item.item_type == "message":
             item.logprobs.extend(logprobs)
-            events.append(self._event("response.output_text.delta", **where, content_index=0, delta=part.text,
-                                      logprobs=[responses_event_logprob(e) for e in logprobs]))
-        elif item.item_type == "reasoning":
-            events.append(self._event("response.reasoning_text.delta", **where, content_index=0, delta=part.text))
-        elif item.item_type == "function_call":
-            events.append(self._event("response.function_call_arguments.delta", **where, delta=part.text))
-        elif item.item_type == "code_interpreter_call":
-            events.append(self._event("response.code_interpreter_call_code.delta", **where, delta=part.text))
-        # web_search_call: nothing to stream; the action is built from the whole arguments.
+        fields = self._delta_fields(item, part.text, logprobs)
+        if fields is not None:
+            events.append(self._event(fields[0], **fields[1]))
 
     def _open_item(self, part: Part, events: list[ResponseEvent]) -> None:
         if part.kind == "reasoning":
@@ -300,6 +414,7 @@ class ResponsesStream(AdapterStream):
             key=part.key,
             call_id=part.call_id,
             name=part.name,
+            run_kind=_RUN_KINDS[part.kind],
         )
         self._open = item
         self._router.open_key = part.key
@@ -331,10 +446,10 @@ class ResponsesStream(AdapterStream):
             events.append(self._event("response.function_call_arguments.done", **where, arguments=text))
         elif item.item_type == "code_interpreter_call":
             events.append(self._event("response.code_interpreter_call_code.done", **where, code=text))
-        body = self._item_body(item, status)
-        self._output.append(body)
+        self._output.append(self._item_body(item, status))
+        # a second fresh body rather than a deep copy: the event must not share the output's
         events.append(self._event("response.output_item.done", output_index=item.output_index,
-                                  item=copy.deepcopy(body)))
+                                  item=self._item_body(item, status)))
         self._open = None
         self._router.open_key = None
 
@@ -362,7 +477,7 @@ class ResponsesStream(AdapterStream):
 
 
 def _output_text_part(text: str, logprobs: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"type": "output_text", "text": text, "annotations": [], "logprobs": list(logprobs)}
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": json_copy(logprobs)}
 
 
 def _browser_action(recipient: str, arguments: str | None) -> dict[str, Any]:

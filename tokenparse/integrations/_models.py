@@ -15,15 +15,14 @@ import weakref
 from typing import Any
 
 from ..api import Model, load
-from ..errors import TokenizerError
 
 __all__ = ["model_for", "AUTO"]
 
-#: profile name that asks for detection from the tokenizer
+#: profile name that asks ``tokenparse.detection`` for the profile that fits the tokenizer
 AUTO = "auto"
 
 _lock = threading.Lock()
-_weak: "weakref.WeakKeyDictionary[Any, dict[str, Model]]" = weakref.WeakKeyDictionary()
+_weak: weakref.WeakKeyDictionary[Any, dict[str, Model]] = weakref.WeakKeyDictionary()
 _strong: dict[int, tuple[Any, dict[str, Model]]] = {}
 
 
@@ -54,49 +53,6 @@ def _models_of(tokenizer: Any) -> dict[str, Model]:
 
 
 def _build(tokenizer: Any, profile: str) -> Model:
-    if profile != AUTO:
-        return load(profile, tokenizer=tokenizer)
-    try:
-        return load(AUTO, tokenizer=tokenizer)
-    except KeyError:
-        pass  # this tokenparse has no profile detection: the fallback below
-    from ..tokenizers import load_table
-
-    table = load_table(tokenizer)
-    return load(_fallback_profile(table, _chat_template(tokenizer)), tokenizer=table)
-
-
-# --------------------------------------------------------------------------------------------
-# FALLBACK, used only while ``tokenparse.load("auto", ...)`` is unavailable: a minimal guess
-# from the tokenizer's added tokens (and, for the Qwen families, its chat template). Profile
-# detection proper belongs to ``tokenparse.detection``; remove this once it is in place.
-# --------------------------------------------------------------------------------------------
-
-#: (profile, added tokens that must all be present), first match wins
-_FALLBACK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("gpt-oss", ("<|start|>", "<|channel|>", "<|message|>", "<|call|>")),
-    ("kimi-k2", ("<|tool_calls_section_begin|>", "<|tool_call_begin|>")),
-    ("glm-4.5", ("<tool_call>", "<arg_key>", "<arg_value>")),
-    ("minimax-m2", ("<minimax:tool_call>",)),
-    ("mistral", ("[TOOL_CALLS]",)),
-    ("llama3", ("<|python_tag|>",)),
-    ("qwen3", ("<tool_call>", "</tool_call>")),
-)
-
-
-def _fallback_profile(table: Any, template: str | None) -> str:
-    for profile, literals in _FALLBACK_RULES:
-        if all(table.id_of(literal) is not None for literal in literals):
-            if profile == "qwen3" and template and "<function=" in template:
-                return "qwen3.5" if "<think>" in template else "qwen3-coder"
-            return profile
-    raise TokenizerError(
-        f"cannot tell which model profile fits {table!r}; name it (e.g. 'qwen3', 'gpt-oss')"
-    )
-
-
-def _chat_template(tokenizer: Any) -> str | None:
-    template = getattr(tokenizer, "chat_template", None)
-    if isinstance(template, dict):  # named templates: the default one
-        template = template.get("default")
-    return template if isinstance(template, str) else None
+    # "auto": tokenparse.detection picks the profile (DetectionError names the candidates
+    # when none or several fit)
+    return load(profile, tokenizer=tokenizer)

@@ -16,7 +16,7 @@ prompt IDs from ``set_prompt_token_ids``, ``_tp_seen`` how many IDs were fed (fo
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Literal, Sequence
 
 from vllm.entrypoints.generate.base.protocol import DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall
 from vllm.parser.abstract_parser import DelegatingParser
@@ -188,7 +188,7 @@ class _TokenparseParsing:
                             prompt_token_ids=prompt)
 
     @staticmethod
-    def _tp_finish_kind(request: Any, produced: int) -> str:
+    def _tp_finish_kind(request: Any, produced: int) -> Literal["stop", "length"]:
         limit = _max_tokens(request)
         return "length" if limit is not None and produced >= limit else "stop"
 

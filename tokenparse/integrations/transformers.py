@@ -97,16 +97,15 @@ class _Failed:
         self.error = error
 
 
-# Row states: OPEN (fed by put), DONE (EOS/pad seen, parser finished).
-_OPEN, _DONE = "OPEN", "DONE"
-
-
 class _Row:
-    __slots__ = ("parser", "state")
+    """One batch row. States: open (``done`` false: fed by ``put``), done (its EOS or pad was
+    seen, or ``end()`` came: the parser is finished and later IDs are ignored)."""
+
+    __slots__ = ("parser", "done")
 
     def __init__(self, parser: Parser) -> None:
         self.parser = parser
-        self.state = _OPEN
+        self.done = False
 
 
 class DeltaStreamer(BaseStreamer):
@@ -146,7 +145,7 @@ class DeltaStreamer(BaseStreamer):
         self.eos_token_ids = frozenset(_eos_ids(model, eos_token_id))
         self.pad_token_id = pad_token_id
         self._queue_deltas = queue_deltas
-        self._queue: "queue.Queue[Any]" = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._rows: list[_Row] = []
         self._expect_prompt = True
 
@@ -168,7 +167,7 @@ class DeltaStreamer(BaseStreamer):
         """Called by ``generate()`` when it stops: rows still open ran out of length."""
         try:
             for index, row in enumerate(self._rows):
-                if row.state is _OPEN:
+                if not row.done:
                     self._finish(index, row, "length")
             self._expect_prompt = True
         except BaseException as exc:
@@ -229,7 +228,7 @@ class DeltaStreamer(BaseStreamer):
             ids = [[token] for token in ids]  # one ID per row: the usual step
         eos, pad = self.eos_token_ids, self.pad_token_id
         for index, (row, step) in enumerate(zip(rows, ids)):
-            if row.state is not _OPEN:
+            if row.done:
                 continue
             stop = None
             for pos, token in enumerate(step):
@@ -245,7 +244,7 @@ class DeltaStreamer(BaseStreamer):
                 self._finish(index, row, "stop")
 
     def _finish(self, index: int, row: _Row, reason: str) -> None:
-        row.state = _DONE
+        row.done = True
         self._emit(index, row.parser.finish(reason))  # type: ignore[arg-type]
 
     def _emit(self, index: int, deltas: list[DeltaMessage]) -> None:

@@ -154,7 +154,7 @@ def install() -> None:
 
     get_parser.__tokenparse_wraps__ = original  # type: ignore[attr-defined]
     get_parser.__doc__ = original.__doc__
-    ParserManager.get_parser = classmethod(get_parser)  # type: ignore[method-assign, assignment]
+    ParserManager.get_parser = classmethod(get_parser)
 
 
 install()

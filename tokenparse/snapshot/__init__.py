@@ -112,9 +112,8 @@ def resume_parser(model: Any, data: bytes, *, key: bytes | None = None, id_facto
         raise
     except Exception as error:  # malformed data of any shape is "corrupt", never a crash
         raise SnapshotError(f"snapshot payload is malformed: {type(error).__name__}: {error}", reason="corrupt") from None
-    from ..api import Parser
-
-    if type(parser) is not Parser or parser.model is not model:
+    kind = type(parser)  # the parser class, named rather than imported (it sits a layer above)
+    if (kind.__module__, kind.__qualname__) != ("tokenparse.api", "Parser") or parser.model is not model:
         raise SnapshotError("snapshot does not hold a parser of this model", reason="corrupt")
     if id_factory is not None:
         assembler = getattr(parser, "_assembler", None)

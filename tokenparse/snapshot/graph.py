@@ -149,7 +149,7 @@ class _ModelIndex:
         return obj
 
 
-_INDEXES: "weakref.WeakKeyDictionary[Any, _ModelIndex]" = weakref.WeakKeyDictionary()
+_INDEXES: weakref.WeakKeyDictionary[Any, _ModelIndex] = weakref.WeakKeyDictionary()
 
 
 def _index(model: Any) -> _ModelIndex:
@@ -173,8 +173,17 @@ def _attributes(obj: Any) -> list[tuple[str, Any]]:
     return out
 
 
-@functools.lru_cache(maxsize=1024)
-def _slot_names(cls: type) -> tuple[str, ...]:
+def _slot_names(cls: Any) -> tuple[str, ...]:
+    cached = _SLOTS.get(cls)
+    if cached is None:
+        cached = _SLOTS[cls] = _find_slot_names(cls)
+    return cached
+
+
+_SLOTS: dict[Any, tuple[str, ...]] = {}
+
+
+def _find_slot_names(cls: Any) -> tuple[str, ...]:
     names: list[str] = []
     for klass in cls.__mro__:
         slots = klass.__dict__.get("__slots__", ())
@@ -191,10 +200,8 @@ def _slot_names(cls: type) -> tuple[str, ...]:
 
 def _fingerprint(model: Any) -> bytes:
     """Profile, tokenizer (every piece and special), dialect options, tokenparse version."""
-    from .. import __version__
-
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"tokenparse {__version__}\0{model.name}\0".encode())
+    h.update(f"tokenparse {_version()}\0{model.name}\0".encode())
     table = model.table
     pieces = table.pieces
     h.update(array("q", [-1 if p is None else len(p) for p in pieces]).tobytes())
@@ -204,6 +211,16 @@ def _fingerprint(model: Any) -> bytes:
     for item in _config(model.dialect, "dialect", set(), table):
         h.update(item.encode("utf-8", "surrogatepass") + b"\0")
     return h.digest()
+
+
+def _version() -> str:
+    """The installed tokenparse version (snapshots are tied to it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tokenparse")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree without metadata
+        return "unknown"
 
 
 def _config(obj: Any, path: str, seen: set, table: Any) -> Any:
@@ -236,6 +253,9 @@ def _config(obj: Any, path: str, seen: set, table: Any) -> Any:
 
 
 # -- writing -----------------------------------------------------------------------------------
+
+
+_CONTAINER_TAGS: dict[type, str] = {list: "L", tuple: "T", set: "S", frozenset: "F"}
 
 
 class _Writer:
@@ -285,7 +305,7 @@ class _Writer:
         ref = self._new(obj)
         slot = ref[0]
         if kind is list or kind is tuple or kind is set or kind is frozenset:
-            tag = {list: "L", tuple: "T", set: "S", frozenset: "F"}[kind]
+            tag = _CONTAINER_TAGS[kind]
             self.records[slot] = (tag, [self.value(item) for item in obj])
         elif kind is dict:
             flat: list[Any] = []
@@ -323,7 +343,8 @@ class _Writer:
         return ref
 
     def _named(self, function: Any) -> tuple[int]:
-        return self.value(function)  # type: ignore[return-value]
+        ref: tuple[int] = self.value(function)
+        return ref
 
     def _qualified(self, obj: Any) -> tuple[str, str]:
         known = _QUALIFIED.get(id(obj))

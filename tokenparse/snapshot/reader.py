@@ -8,7 +8,7 @@ import types
 from typing import Any
 
 from ..errors import SnapshotError
-from .graph import _ATOMS, _BUILTIN_METHOD_TYPES, _BUILTIN_METHODS, _GLOBALS, _lookup, _module_allowed, _ModelIndex
+from .graph import _ATOMS, _BUILTIN_METHOD_TYPES, _BUILTIN_METHODS, _GLOBALS, _lookup, _ModelIndex, _module_allowed
 
 
 class _Reader:
@@ -43,7 +43,7 @@ class _Reader:
                 cls = self.get(record[1])
                 if not isinstance(cls, type) or cls.__new__ is not object.__new__ or not _module_allowed(cls.__module__):
                     raise SnapshotError(f"record {i}: {cls!r} is not a tokenparse state class", reason="unsafe")
-                self.built[i] = cls.__new__(cls)
+                self.built[i] = object.__new__(cls)
         # 2. contents (immutables are built on first use by get)
         for i, record in enumerate(records):
             tag = record[0]

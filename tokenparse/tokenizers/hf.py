@@ -222,9 +222,18 @@ class HFPlainEncoder:
 
     __slots__ = ("_source", "_tok")
 
-    def __init__(self, source: Callable[[], str | Mapping[str, Any]]) -> None:
+    def __init__(self, source: Path | Mapping[str, Any] | Callable[[], str | Mapping[str, Any]]) -> None:
+        # a path or the parsed spec rather than a closure, so that tables (and the parsers
+        # that refer to them) stay picklable
         self._source = source
         self._tok: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"_source": self._source, "_tok": None}  # the built BPE is rebuilt on use
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._source = state["_source"]
+        self._tok = None
 
     def encode(self, text: str) -> list[int]:
         if self._tok is None:
@@ -235,7 +244,8 @@ class HFPlainEncoder:
                     "encoding text with a Hugging Face tokenizer needs the 'tokenizers' package "
                     "(pip install 'tokenparse[hf]')"
                 ) from None
-            raw = self._source()
+            source = self._source
+            raw = source.read_text(encoding="utf-8") if isinstance(source, Path) else source if isinstance(source, Mapping) else source()
             spec = dict(json.loads(raw) if isinstance(raw, (str, bytes)) else raw)
             spec["added_tokens"] = []
             self._tok = Tokenizer.from_str(json.dumps(spec))
@@ -269,11 +279,11 @@ def table_from_hf(tokenizer: Any, *, name: str | None = None) -> TokenTable:
     if isinstance(tokenizer, (str, os.PathLike)):
         p, spec = _read_json_path(tokenizer)
         return table_from_tokenizer_json(
-            spec, name=name or _name_for(p), encoder=HFPlainEncoder(lambda: p.read_text(encoding="utf-8")), source=str(p)
+            spec, name=name or _name_for(p), encoder=HFPlainEncoder(p), source=str(p)
         )
     if isinstance(tokenizer, Mapping):
         spec = tokenizer
-        return table_from_tokenizer_json(spec, name=name or "", encoder=HFPlainEncoder(lambda: spec))
+        return table_from_tokenizer_json(spec, name=name or "", encoder=HFPlainEncoder(spec))
     if _is_tokenizers_obj(tokenizer):
         raw = tokenizer.to_str()
         return table_from_tokenizer_json(json.loads(raw), name=name or "", encoder=HFPlainEncoder(tokenizer.to_str))

@@ -104,9 +104,9 @@ def _load_path(p: Path, name: str | None) -> TokenTable:
 def _load_json_data(data: Any, name: str, source: str, path: Path | None) -> TokenTable:
     if isinstance(data, Mapping) and isinstance(data.get("model"), Mapping):
         if path is not None:
-            encoder = HFPlainEncoder(lambda: path.read_text(encoding="utf-8"))
+            encoder = HFPlainEncoder(path)
         else:
-            encoder = HFPlainEncoder(lambda: data)
+            encoder = HFPlainEncoder(data)
         return table_from_tokenizer_json(data, name=name, encoder=encoder, source=source)
     if isinstance(data, Mapping) and "vocab" in data and isinstance(data.get("config"), Mapping):
         return _table_from_tekken_json(data, name or "tekken", source)

@@ -1,0 +1,171 @@
+"""The wire fast path (``parser.feed_runs`` -> ``stream.step_sse``) writes exactly the bytes of
+the object path (``parser.feed`` -> ``stream.step`` -> ``to_sse()``), over every chunking,
+for every adapter and option, and leaves the adapter in the same state (its final object)."""
+from __future__ import annotations
+
+import itertools
+import json
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from streaming import cut as split
+from test_adapters_e2e import FIXTURES, HARMONY_EXAMPLES, _harmony_ids, _load_fixture_profile, chunkings
+from test_adapters_scripts import SCRIPTS
+from adapters_support import steps_for
+
+import tokenparse
+from tokenparse.adapters import AnthropicMessageStream, ChatCompletionStream, ResponsesStream
+from tokenparse.adapters._common import render_sse
+from tokenparse.assembly import run_delta
+
+OPTIONS = {
+    "chat": [dict(), dict(include_usage=True, system_fingerprint="fp_1", reasoning_field="reasoning_content"),
+             dict(include_token_ids=True)],
+    "responses": [dict(), dict(builtin_tools="function_call", response_fields={"instructions": "be brief"})],
+    "anthropic": [dict()],
+}
+CLASSES = {"chat": ChatCompletionStream, "responses": ResponsesStream, "anthropic": AnthropicMessageStream}
+
+
+def _ids(prefix: str | None = None, _counter=None):
+    counter = itertools.count()
+    return lambda prefix=None: f"{prefix or 'call_'}{next(counter):04d}"
+
+
+def _stream(fmt, options):
+    fixed = {"chat": dict(completion_id="chatcmpl-1", created=1),
+             "responses": dict(response_id="resp_1", created_at=1, id_factory=_ids()),
+             "anthropic": dict(message_id="msg_1", id_factory=_ids())}[fmt]
+    return CLASSES[fmt](model="m", **fixed, **options)
+
+
+def _final(stream):
+    if isinstance(stream, ChatCompletionStream):
+        return stream.completion()
+    return stream.response() if isinstance(stream, ResponsesStream) else stream.message()
+
+
+def _both_paths(model, ids, sizes, tools, fmt, options, finish="stop", logprobs_every=None):
+    """SSE text and final object of each path for ``ids`` cut into ``sizes``."""
+    results = []
+    for fast in (False, True):
+        parser = model.parser(tools=tools, id_factory=_ids())
+        stream = _stream(fmt, options)
+        out = [render_sse(stream.start())] if fmt != "chat" else []
+        for n, chunk in enumerate(split(ids, sizes)):
+            logprobs = None
+            if logprobs_every and n % logprobs_every == 0:
+                logprobs = [{"token": "x", "logprob": -1.0, "bytes": [120], "top_logprobs": []} for _ in chunk]
+            if fast:
+                out.append(stream.step_sse(parser.feed_runs(chunk), logprobs=logprobs))
+            else:
+                out.append(render_sse(stream.step(parser.feed(chunk), logprobs=logprobs)))
+        tail = parser.finish(finish)
+        out.append(stream.step_sse(tail) if fast else render_sse(stream.step(tail)))
+        out.append(render_sse(stream.finish(parser.result())))
+        results.append(("".join(out), _final(stream)))
+    return results
+
+
+@pytest.mark.parametrize("example", sorted(HARMONY_EXAMPLES))
+@pytest.mark.parametrize("chunking", [name for name, _ in chunkings(10)])
+@pytest.mark.parametrize("fmt", sorted(CLASSES))
+def test_gpt_oss_every_chunking(harmony_encoding, example, chunking, fmt):
+    messages, tools, finish = HARMONY_EXAMPLES[example]
+    ids = _harmony_ids(harmony_encoding, messages)
+    sizes = dict(chunkings(len(ids)))[chunking]
+    model = tokenparse.load("gpt-oss")
+    for options in OPTIONS[fmt]:
+        (objects, final_objects), (fast, final_fast) = _both_paths(model, ids, sizes, tools, fmt, options, finish)
+        assert fast == objects
+        assert final_fast == final_objects
+
+
+@pytest.mark.parametrize("fmt", sorted(CLASSES))
+@pytest.mark.parametrize("cut", [0.4, 0.9])
+def test_gpt_oss_length_cut_and_logprobs(harmony_encoding, fmt, cut):
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    ids = ids[: int(len(ids) * cut)]
+    model = tokenparse.load("gpt-oss")
+    for logprobs_every in (None, 3):
+        (objects, a), (fast, b) = _both_paths(model, ids, [2] * len(ids), tools, fmt, {}, "length",
+                                              logprobs_every=logprobs_every)
+        assert (fast, b) == (objects, a)
+
+
+def _fixture_cases():
+    cases = []
+    for path in sorted(FIXTURES.glob("*.json")):
+        for case in json.loads(path.read_text())["cases"]:
+            cases.append((path.stem, case))
+    return cases
+
+
+@pytest.mark.parametrize("stem, case", _fixture_cases())
+@pytest.mark.parametrize("chunking", ["all", "size1", "size3", "random1"])
+@pytest.mark.parametrize("fmt", sorted(CLASSES))
+def test_text_dialect_fixtures(stem, case, chunking, fmt):
+    data = json.loads((FIXTURES / f"{stem}.json").read_text())
+    model = _load_fixture_profile(stem)
+    ids = data["cases"][case]["generation_token_ids"]
+    sizes = dict(chunkings(len(ids)))[chunking]
+    for options in OPTIONS[fmt]:
+        (objects, a), (fast, b) = _both_paths(model, ids, sizes, None, fmt, options)
+        assert (fast, b) == (objects, a)
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+@pytest.mark.parametrize("fmt", sorted(CLASSES))
+def test_hand_made_deltas(name, seed, fmt):
+    """``step_sse`` also takes ``DeltaMessage`` lists (the scripts' deltas, some mixing kinds)."""
+    script = SCRIPTS[name]
+    message = script.message()
+    for options in OPTIONS[fmt]:
+        outputs = []
+        for fast in (False, True):
+            stream = _stream(fmt, options)
+            out = [render_sse(stream.start())]
+            for deltas in steps_for(script, seed):
+                out.append(stream.step_sse(deltas) if fast else render_sse(stream.step(deltas)))
+            out.append(render_sse(stream.finish(message)))
+            outputs.append(("".join(out), _final(stream)))
+        assert outputs[0] == outputs[1]
+
+
+def test_runs_are_the_deltas(harmony_encoding):
+    """``feed_runs`` gives the runs of ``feed``: ``run_delta`` rebuilds the same objects."""
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    for size in (1, 4, len(ids)):
+        a, b = model.parser(tools=tools, id_factory=_ids()), model.parser(tools=tools, id_factory=_ids())
+        for chunk in split(ids, [size] * len(ids)):
+            deltas, runs = a.feed(chunk), b.feed_runs(chunk)
+            rebuilt = [run_delta(run) for run in runs]
+            assert rebuilt == deltas
+            assert [d.model_fields_set for d in rebuilt] == [d.model_fields_set for d in deltas]
+        assert a.result() == b.result()
+
+
+_SPECIALS = ["<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|call|>", "<|return|>"]
+_WORDS = ["assistant", "analysis", "final", "commentary", " to=functions.get_weather", " to=browser.search",
+          "json", "Hello", " 世界", "😀", '{"a": ', "1}", " ", "\n"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_SPECIALS + _WORDS), max_size=40), seed=st.integers(0, 1000),
+       fmt=st.sampled_from(sorted(CLASSES)))
+def test_random_harmony_streams(encode_harmony, gpt_oss, pieces, seed, fmt):
+    ids = [t for piece in pieces for t in encode_harmony(piece)]
+    rng = random.Random(seed)
+    sizes, total = [], 0
+    while total < len(ids):
+        sizes.append(rng.choice([0, 1, 2, 3, 5]))
+        total += sizes[-1]
+    for options in OPTIONS[fmt]:
+        (objects, a), (fast, b) = _both_paths(gpt_oss, ids, sizes, None, fmt, options)
+        assert (fast, b) == (objects, a)
