@@ -187,7 +187,10 @@ def synthetic_table(
     """Byte-level vocabulary (IDs 0-255 are bytes, then ``words``) plus ``specials`` at given IDs.
 
     The encoder is greedy longest-match over ``words`` then single bytes, so tags written as
-    text split into several tokens exactly as a BPE vocabulary would split them.
+    text split into several tokens exactly as a BPE vocabulary would split them. A family
+    whose special tokens sit at low IDs (LFM2's ``<|tool_call_start|>`` is 10) takes those IDs
+    from the bytes: each displaced byte moves past the end of the table, under a new ID the
+    encoder uses, so every text still encodes and decodes exactly.
     """
     pieces: list[bytes | None] = [bytes([b]) for b in range(256)]
     for word in words:
@@ -196,17 +199,23 @@ def synthetic_table(
     size = max(size or 0, top, len(pieces))
     pieces += [None] * (size - len(pieces))
     control = set(control)
-    for literal, token_id in specials.items():
-        assert pieces[token_id] is None, f"ID {token_id} is already an ordinary token"
+    byte_ids = list(range(256))
+    for literal, token_id in sorted(specials.items(), key=lambda item: item[1]):
+        if token_id < 256:  # a byte's ID: move the byte
+            byte_ids[token_id] = len(pieces)
+            pieces.append(bytes([token_id]))
+        else:
+            assert pieces[token_id] is None, f"ID {token_id} is already an ordinary token"
         pieces[token_id] = None if literal in control else literal.encode("utf-8")
     control_ids = [specials[c] for c in control]
-    encoder = _GreedyEncoder({w.encode("utf-8"): 256 + i for i, w in enumerate(words)})
+    encoder = _GreedyEncoder({w.encode("utf-8"): 256 + i for i, w in enumerate(words)}, byte_ids)
     return TokenTable(pieces, specials, control_ids, name=name, encoder=encoder)
 
 
 class _GreedyEncoder:
-    def __init__(self, words: dict[bytes, int]) -> None:
+    def __init__(self, words: dict[bytes, int], byte_ids: Sequence[int] = tuple(range(256))) -> None:
         self._words = sorted(words.items(), key=lambda item: -len(item[0]))
+        self._byte_ids = list(byte_ids)
 
     def encode(self, text: str) -> list[int]:
         data = text.encode("utf-8")
@@ -219,7 +228,7 @@ class _GreedyEncoder:
                     i += len(word)
                     break
             else:
-                out.append(data[i])
+                out.append(self._byte_ids[data[i]])
                 i += 1
         return out
 

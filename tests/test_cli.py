@@ -133,3 +133,18 @@ def test_prompt_ids_set_start_state_and_usage(tmp_path):
     assert (message["reasoning"], message["content"]) == ("plan", "answer")
     code, out = run(["decode", str(ids_file), "--model", "qwen3", "--complete"])
     assert json.loads(out)["reasoning"] is None  # without the prompt: no <think> seen
+
+
+def test_profiles_command_lists_every_profile_with_its_matching_mode():
+    from tokenparse.profiles import profile_names
+
+    out = io.StringIO()
+    assert main(["profiles"], out=out) == 0
+    lines = out.getvalue().splitlines()
+    heads = {line.split()[0]: line for line in lines if line and not line.startswith(" ")}
+    assert sorted(heads) == profile_names()
+    assert all("tags by token ID" in line or "no tags" in line for line in heads.values())
+    assert "no tags; a response that starts with a call is one" in heads["pythonic"]
+    assert "<|channel>thought\\n" in heads["gemma4"]
+    assert "as text where several tokens: </function_calls> </think> <function_calls> <think>" in heads["olmo3"]
+    assert "payload PythonicGrammar" in heads["lfm2"]

@@ -64,6 +64,36 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "mistral": (("[INST]", "[/INST]", "[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]"), ""),
     "llama3": (("<|begin_of_text|>", "<|eot_id|>", "<|python_tag|>"), ""),
     "minimax-m2": (("<think>", "</think>"), "<minimax:tool_call>\n<invoke name=\"tool-name-1\">"),
+    # the further families: their added tokens, and for those with look-alikes a template excerpt
+    "seed-oss": (("<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"), ""),
+    "longcat": (("<longcat_tool_call>", "</longcat_tool_call>"), ""),
+    "jamba": (("<|startoftext|>", "<tool_calls>", "</tool_calls>"), ""),
+    "minimax-m1": (("<think>", "</think>", "<tool_calls>", "</tool_calls>"), "<tool_calls>\n{\"name\": <tool-name>"),
+    "internlm2": (("<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>", "<|interpreter|>"),
+                  "<|action_start|><|plugin|>"),
+    "intern-s1": (("<|im_start|>", "<|im_end|>", "<|action_start|>", "<|action_end|>", "<|plugin|>"), "<think>\n"),
+    "granite4": (("<|start_of_role|>", "<|end_of_role|>"), "<tool_call>\n{\"name\": "),
+    "granite-3": (("<|start_of_role|>", "<|end_of_role|>", "<|tool_call|>"), ""),
+    "granite-20b-fc": ((), "<function_call> {\"name\": "),
+    "phi-4-mini": (("<|tool|>", "<|/tool|>"), "functools[{\"name\": "),
+    "cohere-command": (("<|START_ACTION|>", "<|END_ACTION|>", "<|START_THINKING|>", "<|END_THINKING|>"), ""),
+    "llama4-json": (("<|begin_of_text|>", "<|header_start|>", "<|header_end|>", "<|eot|>", "<|python_start|>",
+                     "<|python_end|>"), '{"name": function name, "parameters": dictionary of argument name'),
+    "llama4-pythonic": (("<|begin_of_text|>", "<|header_start|>", "<|header_end|>", "<|eot|>", "<|python_start|>",
+                         "<|python_end|>"), "[func_name1(params_name1=params_value1, params_name2=params_value2...)"),
+    "pythonic": (("<|begin_of_text|>", "<|eot_id|>", "<|python_tag|>"),
+                 "[func_name1(params_name1=params_value1, params_name2=params_value2...)"),
+    "lfm2": (("<|startoftext|>", "<|im_start|>", "<|im_end|>", "<|tool_call_start|>", "<|tool_call_end|>"), ""),
+    "olmo3": (("<|im_start|>", "<|im_end|>"), "<function_calls>"),
+    "gemma4": (("<|tool_call>", "<tool_call|>", "<|channel>", "<channel|>", '<|"|>'), ""),
+    "functiongemma": (("<start_function_call>", "<end_function_call>", "<escape>"), ""),
+    "step3": (("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "<｜tool_call_begin｜>", "<｜tool_call_end｜>",
+               "<｜tool_sep｜>"), ""),
+    "gigachat3": (("<|role_sep|>", "<|message_sep|>"), "function call<|role_sep|>\n"),
+    "gigachat3.5": (("<|role_sep|>", "<|message_sep|>"), "<｜GCML｜tool_calls>"),
+    "hy-v3": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>", "<arg_key>", "</arg_key>",
+               "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
+    "apertus": (("<|tools_prefix|>", "<|tools_suffix|>"), ""),
 }
 
 
@@ -208,3 +238,18 @@ def test_parsing_after_auto_load_uses_token_ids():
     assert [c.function.name for c in message.tool_calls] == ["f"]
     spelled = [t for ch in "<tool_call>" for t in hf.encode(ch).ids]  # the tag written with byte tokens
     assert model.parse(spelled).content == "<tool_call>"
+
+
+def test_template_only_rows_need_the_template():
+    # phi-4-mini, granite-20b-fc, olmo3 and pythonic tags are text: only a template says so
+    tok = family_tokenizer(("<|im_start|>", "<|im_end|>"))
+    assert tokenparse.detect(tok) == []
+    found = [c.profile for c in tokenparse.detect(tok, chat_template="<function_calls>\n")]
+    assert found == ["olmo3"]
+
+
+def test_xlam_is_never_guessed():
+    rule = next(r for r in RULES if r.profile == "xlam")
+    assert not rule.tokens and not rule.template  # xLAM writes no tag: name the profile
+    tok = family_tokenizer(())
+    assert "xlam" not in {c.profile for c in tokenparse.detect(tok, chat_template='[{"name": "f"}]')}

@@ -13,6 +13,7 @@ from .detection import Candidate, DetectionError, detect
 from .errors import (
     BufferLimitError,
     Diagnostic,
+    DialectSpecError,
     InvalidTokenError,
     ParserStateError,
     ProtocolError,
@@ -61,5 +62,6 @@ __all__ = [
     "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
+    "DialectSpecError",
     "SnapshotError",
 ]

@@ -21,17 +21,24 @@ __all__ = ["load", "Model", "Parser"]
 def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...); ``"auto"`` detects it from ``tokenizer``.
 
+    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.dialects_file`).
+
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
     :class:`TokenTable`. Without it, the profile's bundled tokenizer is used when a package
     ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
     ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
     """
-    if profile.lower() == "auto":  # detection builds the table; reuse it
-        from .detection import resolve
+    from .dialects_file import is_dialect_file, profile_from_file
 
-        profile, tokenizer = resolve(tokenizer)
-    spec = get_profile(profile)
+    if is_dialect_file(profile):  # a dialect declared in a TOML / JSON file
+        spec = profile_from_file(profile)
+    else:
+        if profile.lower() == "auto":  # detection builds the table; reuse it
+            from .detection import resolve
+
+            profile, tokenizer = resolve(tokenizer)
+        spec = get_profile(profile)
     if tokenizer is None:
         if spec.default_table is None:
             from .errors import TokenizerError

@@ -318,7 +318,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         for name in profile_names():
             profile = get_profile(name)
             bundled = "bundled tokenizer" if profile.default_table else "needs --tokenizer"
-            print(f"{name:16} {bundled:18} {profile.description}", file=out)
+            print(f"{name:16} {bundled:18} {_matching_mode(profile.dialect())}", file=out)
+            print(f"{'':16} {profile.description}", file=out)
+            if profile.aliases:
+                print(f"{'':16} aliases: {', '.join(profile.aliases)}", file=out)
         return 0
     from .errors import TokenParseError
 
@@ -354,6 +357,22 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
+
+
+def _matching_mode(dialect: object) -> str:
+    """How a profile's tags are matched, from its declaration (no tokenizer is loaded)."""
+    text_tags = sorted(t.replace("\n", "\\n") for t in getattr(dialect, "text_tags", ()) or ())
+    tagged = getattr(dialect, "tool_open", True) is not None or getattr(dialect, "reasoning", None) is not None
+    mode = "tags by token ID" if tagged else "no tags"
+    if text_tags:
+        mode += "; as text where several tokens: " + " ".join(text_tags)
+    if getattr(dialect, "implicit_json_call", False):
+        mode += "; a response that starts with a call is one"
+    grammar = getattr(dialect, "grammar", None)
+    grammar = getattr(grammar, "func", grammar)  # a grammar with bound options
+    if grammar is not None:
+        mode += f"; payload {getattr(grammar, '__name__', type(grammar).__name__)}"
+    return mode
 
 
 if __name__ == "__main__":  # pragma: no cover

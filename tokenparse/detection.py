@@ -71,6 +71,11 @@ _DSML = "｜DSML｜"
 _XML_CALL = ("<function=", "<parameter=")
 _GLM_47_PROMPT = "<|assistant|><think>"
 
+#: how pythonic templates (Llama 3.2, Llama 4) describe a call
+_PYTHONIC = "[func_name1("
+_INTERN = ("<|action_start|>", "<|action_end|>", "<|plugin|>")
+_LLAMA4 = ("<|header_start|>", "<|python_start|>", "<|python_end|>")
+
 #: one row per built-in profile; every row is tried, and more than one match is an ambiguity
 RULES: list[Rule] = [
     Rule("gpt-oss", tokens=("<|start|>", "<|channel|>", "<|message|>", "<|call|>"), model_types=("gpt_oss",)),
@@ -82,15 +87,44 @@ RULES: list[Rule] = [
     Rule("deepseek-v3.1", tokens=_DEEPSEEK, template=("<think>",), without_template=("```json", _DSML)),
     Rule("deepseek-v3.2", tokens=(_DSML,), template=("function_calls",)),
     Rule("deepseek-v4", tokens=(_DSML,) + _THINK, template=("tool_calls",), without_template=("function_calls",)),
-    Rule("glm-4.5", tokens=_QWEN_BLOCK + _GLM_ARGS, without_template=(_GLM_47_PROMPT,)),
-    Rule("glm-4.7", tokens=_QWEN_BLOCK + _GLM_ARGS, template=(_GLM_47_PROMPT,)),
+    # HY v3 has GLM's argument tags too, and <tool_sep> between a call's name and them
+    Rule("glm-4.5", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>",), without_template=(_GLM_47_PROMPT,)),
+    Rule("glm-4.7", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>",), template=(_GLM_47_PROMPT,)),
     Rule("kimi-k2", tokens=("<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>")),
     Rule("mistral", tokens=("[TOOL_CALLS]",)),
-    Rule("llama3", tokens=("<|python_tag|>", "<|eot_id|>")),
+    # Llama 3.2's pythonic template asks for "[func_name1(params_name1=params_value1, ...)]"
+    Rule("llama3", tokens=("<|python_tag|>", "<|eot_id|>"), without_template=(_PYTHONIC,)),
     # MiniMax-M2's tags are text in some tokenizers: its only token evidence is <think>,
     # so other families' tool tokens rule it out
     Rule("minimax-m2", tokens=_THINK, without_tokens=(_QWEN_BLOCK[0], _DEEPSEEK[0], _DSML, "<|tool_calls_section_begin|>"),
          template=("<minimax:tool_call>",)),
+    # the further families (tokenparse.dialects_more)
+    Rule("seed-oss", tokens=("<seed:tool_call>", "</seed:tool_call>")),
+    Rule("longcat", tokens=("<longcat_tool_call>", "</longcat_tool_call>")),
+    Rule("jamba", tokens=("<tool_calls>", "</tool_calls>"), without_tokens=("<think>", "<tool_sep>")),
+    Rule("minimax-m1", tokens=("<tool_calls>", "</tool_calls>") + _THINK, without_tokens=("<tool_sep>",),
+         without_template=("<minimax:tool_call>",)),
+    Rule("internlm2", tokens=_INTERN, without_template=("<think>",)),
+    Rule("intern-s1", tokens=_INTERN, template=("<think>",)),
+    Rule("granite4", tokens=("<|start_of_role|>",), without_tokens=("<|tool_call|>",), template=("<tool_call>",)),
+    Rule("granite-3", tokens=("<|start_of_role|>", "<|tool_call|>")),
+    Rule("granite-20b-fc", template=("<function_call>",)),
+    Rule("phi-4-mini", template=("functools[",)),
+    Rule("cohere-command", tokens=("<|START_ACTION|>", "<|END_ACTION|>")),
+    Rule("llama4-json", tokens=_LLAMA4, without_template=(_PYTHONIC,)),
+    Rule("llama4-pythonic", tokens=_LLAMA4, template=(_PYTHONIC,)),
+    Rule("pythonic", template=(_PYTHONIC,), without_tokens=("<|python_start|>",)),
+    # xLAM writes no tag and its templates vary: name the profile
+    Rule("xlam"),
+    Rule("lfm2", tokens=("<|tool_call_start|>", "<|tool_call_end|>")),
+    Rule("olmo3", template=("<function_calls>",)),
+    Rule("gemma4", tokens=("<|tool_call>", "<tool_call|>")),
+    Rule("functiongemma", tokens=("<start_function_call>", "<end_function_call>")),
+    Rule("step3", tokens=("<｜tool_calls_begin｜>", "<｜tool_call_begin｜>", "<｜tool_sep｜>")),
+    Rule("gigachat3", tokens=("<|role_sep|>",), without_template=("｜GCML｜",)),
+    Rule("gigachat3.5", tokens=("<|role_sep|>",), template=("｜GCML｜",)),
+    Rule("hy-v3", tokens=("<tool_calls>", "<tool_call>", "<tool_sep>", "<arg_key>")),
+    Rule("apertus", tokens=("<|tools_prefix|>", "<|tools_suffix|>")),
 ]
 
 
@@ -153,6 +187,8 @@ def _detect(table: TokenTable, template: str | None, model_type: str | None) -> 
 def _match(rule: Rule, table: TokenTable, template: str | None) -> tuple[str, ...] | None:
     if not rule.tokens and not rule.template:
         return None  # a row with nothing positive to see would match every tokenizer
+    if not rule.tokens and template is None:
+        return None  # a template-only row needs the template it looks for
     added = table.added
     evidence: list[str] = []
     for literal in rule.tokens:

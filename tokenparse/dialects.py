@@ -26,6 +26,7 @@ import os
 from typing import Any, Callable, cast
 
 from .core import Dialect
+from .dialects_more import MORE_ROWS, with_engine_aliases
 from .examples import (
     WorkedExample,
     deepseek_fenced_call,
@@ -347,7 +348,9 @@ ROWS: tuple[Profile, ...] = (
             vocab_size=200064,
         ),
     ),
+    *MORE_ROWS,
 )
+ROWS = with_engine_aliases(ROWS)
 
 #: text-tag dialect name -> ``factory(**options)`` of its declaration
 DIALECTS: dict[str, Callable[..., TagDialect]] = {

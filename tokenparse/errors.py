@@ -17,6 +17,7 @@ __all__ = [
     "ToolSchemaError",
     "TokenizerError",
     "ParserStateError",
+    "DialectSpecError",
     "SnapshotError",
     "Diagnostic",
 ]
@@ -130,3 +131,13 @@ _ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
     ToolCallError.code: ToolCallError,
     "unknown_tool": ToolCallError,
 }
+
+
+class DialectSpecError(TokenParseError, ValueError):
+    """A dialect declared in a TOML / JSON file is invalid; ``field`` names the bad entry."""
+
+    code = "dialect_spec"
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        super().__init__(f"{field}: {message}")

@@ -74,6 +74,11 @@ class WorkedExample:
     control: frozenset[str] = frozenset()
     #: the family's vocabulary size (the stand-in vocabulary is as large)
     vocab_size: int | None = None
+    #: the format's tags are ordinary text in the family's tokenizer (``functools``,
+    #: ``<function_calls>``): a document that repeats them cannot be told from a call
+    tags_are_text: bool = False
+    #: calls are recognised by how the response starts (no tag): nothing can precede them
+    bare: bool = False
 
     # -- spelling more responses -----------------------------------------------------------
 

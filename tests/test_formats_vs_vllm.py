@@ -1,0 +1,172 @@
+"""Differential test: the further dialects against vLLM's own tool parsers.
+
+Each worked example of ``test_dialects_more`` is parsed by tokenparse (from token IDs) and
+by the vLLM parser it replaces (``extract_tool_calls`` on the decoded text, special tokens
+kept, as vLLM runs it), in vLLM's own virtual environment: ``TOKENPARSE_VLLM_PYTHON`` or
+``<repo>/.venv-vllm/bin/python`` (made by ``.ci/setup.d/20-vllm.sh``). Without it the test is
+skipped locally and fails under CI.
+
+vLLM's tool parsers see the text after reasoning (its reasoning parser runs first), so they
+get the example from the reasoning close tag on. Differences, each explained:
+
+* content: vLLM strips the text around calls; tokenparse keeps it as written (so the
+  comparison strips both). vLLM's OLMo 3 parser drops the text before the calls altogether;
+* Llama 4 pythonic: vLLM reads a call list only at the very start of a response, so the bare
+  form is compared;
+* both get the same tools; vLLM's XML-style and Gemma parsers type values by their schema
+  (without one they keep ``x:1`` as the string ``"1"``; tokenparse writes a bare JSON number
+  as a number either way).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dialects_support import WEATHER_TOOLS, check_stream
+from test_dialects_more import ROWS, _ids, _model
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: profile -> the vLLM 0.32 tool parser it replaces
+VLLM_PARSER = {
+    "seed-oss": "seed_oss",
+    "longcat": "longcat",
+    "jamba": "jamba",
+    "internlm2": "internlm",
+    "granite-20b-fc": "granite-20b-fc",
+    "granite-3": "granite",
+    "granite4": "granite4",
+    "phi-4-mini": "phi4_mini_json",
+    "llama4-pythonic": "llama4_pythonic",
+    "pythonic": "pythonic",
+    "xlam": "xlam",
+    "lfm2": "lfm2",
+    "olmo3": "olmo3",
+    "gemma4": "gemma4",
+    "functiongemma": "functiongemma",
+    "step3": "step3",
+    "gigachat3": "gigachat3",
+    "apertus": "apertus",
+}
+
+_SCRIPT = r"""
+import json, sys
+from unittest.mock import MagicMock
+from vllm.tool_parsers import ToolParserManager
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionToolsParam
+
+cases = json.load(sys.stdin)
+out = []
+for case in cases:
+    vocab = {literal: 1000 + i for i, literal in enumerate(case["literals"])}
+    tok = MagicMock()
+    tok.get_vocab.return_value = vocab
+    tok.vocab = vocab
+    tok.convert_tokens_to_ids.side_effect = lambda t: vocab.get(t)
+    tools = [ChatCompletionToolsParam(**tool) for tool in case["tools"]]
+    parser = ToolParserManager.get_tool_parser(case["parser"])(tok, tools)
+    request = MagicMock()
+    request.tools = tools
+    info = parser.extract_tool_calls(case["text"], request)
+    out.append({"calls": [[c.function.name, c.function.arguments] for c in info.tool_calls],
+                "content": info.content})
+print("RESULT" + json.dumps(out))
+"""
+
+
+def _vllm_python() -> str:
+    candidates = [os.environ.get("TOKENPARSE_VLLM_PYTHON"), str(REPO / ".venv-vllm" / "bin" / "python")]
+    for candidate in candidates:
+        if candidate and Path(candidate).exists():
+            return candidate
+    if os.environ.get("CI"):
+        pytest.fail("vLLM's environment is missing (.ci/setup.d/20-vllm.sh makes .venv-vllm)")
+    pytest.skip("vLLM's environment is not installed here (set TOKENPARSE_VLLM_PYTHON)")
+
+
+def _tool_text(row) -> str:
+    """What vLLM's tool parser is given: the example after its reasoning span."""
+    if row.reasoning is None:
+        return row.example
+    close = row.think[1] if row.think else "</think>"
+    return row.example.split(close, 1)[1]
+
+
+#: the first worked example of each profile that has a vLLM counterpart; for Llama 4 pythonic
+#: the bare form, because vLLM's parser reads a call list only at the very start of a response
+#: (tokenparse also reads ``text<|python_start|>[...]``, which vLLM returns as content)
+CASES = list({row.profile: row for row in reversed(ROWS) if row.profile in VLLM_PARSER
+              and (row.profile != "llama4-pythonic" or not row.tags)}.values())[::-1]
+#: vLLM's parser drops the text before the calls (content None); tokenparse keeps it
+CONTENT_DROPPED_BY_VLLM = {"olmo3"}
+
+
+@pytest.fixture(scope="module")
+def vllm_results():
+    python = _vllm_python()
+    cases = [
+        {"parser": VLLM_PARSER[row.profile], "text": _tool_text(row), "literals": list(row.tags), "tools": WEATHER_TOOLS}
+        for row in CASES
+    ]
+    done = subprocess.run(
+        [python, "-c", _SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600,
+        env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))
+    return dict(zip([id(r) for r in CASES], json.loads(line[len("RESULT"):])))
+
+
+def _strip(text):
+    return (text or "").strip() or None
+
+
+@pytest.mark.parametrize("row", CASES, ids=[f"{r.profile}-{r.table}" for r in CASES])
+def test_same_calls_as_vllm(row, vllm_results):
+    ours = check_stream(_model(row), _ids(row, row.example), WEATHER_TOOLS, splits=False)
+    theirs = vllm_results[id(row)]
+    our_calls = [(name, json.loads(args)) for name, args in ours.calls]
+    their_calls = [(name, json.loads(args)) for name, args in theirs["calls"]]
+    assert our_calls == their_calls
+    if row.profile in CONTENT_DROPPED_BY_VLLM:
+        assert theirs["content"] is None and ours.content == row.content
+    else:
+        assert _strip(ours.content) == _strip(theirs["content"])
+
+
+
+_NAMES_SCRIPT = r"""
+import json
+from vllm.tool_parsers.abstract_tool_parser import ToolParserManager
+from vllm.reasoning.abs_reasoning_parsers import ReasoningParserManager
+
+def names(manager):
+    out = set()
+    for attr in ("tool_parsers", "reasoning_parsers", "lazy_parsers"):
+        value = getattr(manager, attr, None)
+        if isinstance(value, dict):
+            out |= set(value)
+    return sorted(out)
+
+print("RESULT" + json.dumps({"tool": names(ToolParserManager), "reasoning": names(ReasoningParserManager)}))
+"""
+
+
+def test_every_vllm_parser_name_is_in_the_readme():
+    """The README's engine table (and its not-covered note) names every parser vLLM registers."""
+    import re
+
+    done = subprocess.run([_vllm_python(), "-c", _NAMES_SCRIPT], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    registered = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("#### The serving engines' parser names"):]
+    section = section[: section.index("\n## ")]
+    named = set(re.findall(r"`([^`]+)`", section))
+    for kind in ("tool", "reasoning"):
+        assert registered[kind], kind
+        assert sorted(set(registered[kind]) - named) == [], f"vLLM {kind} parsers missing from the README"
