@@ -105,8 +105,9 @@ def test_name_without_args_makes_no_call(v13):
 
 def test_malformed_arguments_and_text_after_the_call(v13):
     out = check_stream(v13, ids_of(v13, TOOL_CALLS + "add[ARGS]{x: 1} thanks"), WEATHER_TOOLS)
-    assert [n for n, _ in out.calls] == ["add"]
-    assert [(d.code, d.text) for d in out.diagnostics] == [("tool_call", "x: 1} thanks")]
+    # arguments that stop being JSON are the rest of the block as the model wrote it
+    assert out.calls == [("add", "{x: 1} thanks")]
+    assert [d.code for d in out.diagnostics] == ["tool_call"]
 
 
 def test_tag_written_as_text_stays_text(v13):

@@ -177,14 +177,7 @@ def test_every_fed_id_appears_once_in_order(cases, name):
 
 #: a problem a layer reports without its token is placed by the parser at the token being
 #: read, which for a whole engine step is the step's last token (Parser._locate_diagnostics)
-CHUNKED_POSITIONS = "diagnostic positions depend on the engine steps: fed whole, a diagnostic without a known " \
-    "token is placed on the step's last token (here unknown_tool at 49, one ID at a time 27)"
-
-
-@pytest.mark.parametrize("name", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=CHUNKED_POSITIONS))
-    if name == "qwen3-malformed" else name for name in CASES
-])
+@pytest.mark.parametrize("name", CASES)
 def test_the_trace_is_what_the_steps_as_given_give(cases, name):
     """``same_as_steps``: a parser fed the engine steps as given agrees with the trace on the
     message, the diagnostics with their positions, and the error."""

@@ -111,8 +111,6 @@ def _diagnostics(model, items) -> list:
     return parser.diagnostics
 
 
-@pytest.mark.xfail(strict=True, reason="diagnostic positions depend on the engine steps: fed a whole step, a "
-                   "diagnostic a layer reports without its token is placed on the step's last token")
 @settings(max_examples=EXAMPLES * 4, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())

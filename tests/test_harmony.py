@@ -347,8 +347,9 @@ RECOVERY = {
     ),
     "eos_inside_header": (
         "<|channel|>analysis<|message|>x<|end|><|start|>assistant<|channel|>commentary to=functions.add",
-        [("analysis", None, None, "x"), ("commentary", "functions.add", None, "")],
-        ["eos_in_header"],
+        # the model never wrote a body: no call (with invented "{}" arguments) is made
+        [("analysis", None, None, "x")],
+        ["eos_in_header", "empty_call"],
     ),
     "eos_without_call": (
         '<|channel|>commentary to=functions.add<|message|>{"a": 1',

@@ -5,7 +5,8 @@ literals spelled with ordinary tokens, JSON / XML fragments of every family, mar
 and (where a test says so) invalid items, cut into random chunkings. The promises checked:
 
 * lenient mode never raises, on any input;
-* streaming over any chunking gives exactly the complete result (and the same diagnostics);
+* streaming over any chunking gives exactly the complete result (and the same diagnostics,
+  at the same token positions);
 * a client accumulating the deltas gets the complete message; a call's first delta carries
   its id, type and non-empty name; call indices are contiguous from 0;
 * ``token_ids`` concatenate to exactly the fed IDs, as plain ints (lists, NumPy arrays,
@@ -175,7 +176,7 @@ def outcome(parser):
         m.finish_reason,
         m.completion_tokens,
         m.reasoning_tokens,
-        [(d.code, d.text) for d in parser.diagnostics],
+        [(d.code, d.position, d.text) for d in parser.diagnostics],
     )
 
 

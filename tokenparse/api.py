@@ -141,6 +141,8 @@ class Model:
         """The lower layer: one :class:`Segment` per message (Harmony) or block (tag dialects)."""
         ids = _as_id_list(token_ids)
         collector = SegmentCollector(ids)
+        # segments show tags' added tokens as their literals, also inside tool blocks
+        collector.tool_untranslate = getattr(self.dialect, "untranslate", None)
         decoder = self.dialect.decoder(collector, DiagnosticLog(strict), prompt_token_ids)
         decoder.feed(ids)
         decoder.finish()
@@ -152,6 +154,8 @@ class SegmentCollector:
 
     def __init__(self, token_ids: list[int]) -> None:
         self._ids = token_ids
+        #: read by tag decoders: tool-block anchors shown as their literals (None: none)
+        self.tool_untranslate: dict[int, str] | None = None
         self.segments: list[Segment] = []
         self._text: list[str] = []
         self._current: Segment | None = None
@@ -268,8 +272,11 @@ class Parser:
             self._take = self._take_deltas
 
     def _position(self, step: int) -> int:
-        """Token position for a problem a layer found without knowing it: the token being
-        read (the decoder's position counts the token in hand, or the run it belongs to)."""
+        """Token position for a problem a layer found without knowing it: the first token
+        of the open segment (``DiagnosticLog.position_hint``, independent of chunking), else
+        the token being read."""
+        if self._log.position_hint is not None:
+            return self._log.position_hint
         pos = getattr(self._decoder, "pos", None)
         if pos is None:
             return max(0, self._assembler.consumed_tokens + step - 1)

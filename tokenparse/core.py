@@ -95,13 +95,19 @@ class DiagnosticLog:
     problems in the order they were found.
     """
 
-    __slots__ = ("strict", "items")
+    __slots__ = ("strict", "items", "position_hint")
 
     def __init__(self, strict: bool = False) -> None:
         self.strict = strict
         self.items: list[Diagnostic] = []
+        #: first token of the open segment (set by the routers): the position of a problem
+        #: found by a layer that reads text, not tokens (payload grammars); it depends only
+        #: on the tokens, never on how they were chunked
+        self.position_hint: int | None = None
 
     def report(self, code: str, message: str, position: int | None = None, text: str | None = None) -> None:
+        if position is None:
+            position = self.position_hint
         diagnostic = Diagnostic(code, message, position, text)
         if self.strict:
             raise diagnostic.to_error()

@@ -123,6 +123,10 @@ class HarmonyDecoder:
         self._hdr_start = 0
         if self.state is CONTENT:
             sink.open(header.channel, header.recipient, header.content_type, 0)
+        elif self.state is HEADER and self._hdr_part == 0 and self._hdr_parts[0]:
+            # the prompt's role word is a word of its own: the completion's first header (or,
+            # without <|channel|>, body) word must not run into it ("assistantHello")
+            self._hdr_parts[0].append(b" ")
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -292,6 +296,10 @@ class HarmonyDecoder:
             self._log.report("duplicate_channel", "second <|channel|> in one header", self.pos)
             self._dup_channel_reported = True
             self._hdr_parts[1].append(b" ")
+            if self._hdr_part == 2 and self._hdr_parts[2]:
+                # the constrain part's words stay header words (read with the channel part)
+                self._hdr_parts[1] += self._hdr_parts[2] + [b" "]
+                self._hdr_parts[2] = []
             self._hdr_part = 1
             self._count_header_special()
             return
@@ -335,7 +343,10 @@ class HarmonyDecoder:
         if self.state is HEADER:
             if self._header_has_text():
                 self._log.report("missing_message", f"<|{end}|> inside a header (no <|message|>)", self.pos)
-                self._open_incomplete_header()
+                if not self._open_incomplete_header(at_end=True):
+                    self.state = BETWEEN
+                    self._returned = end == "return"
+                    return
             else:
                 self._log.report("empty_message", f"<|{end}|> right after a message start", self.pos)
                 self.state = BETWEEN
@@ -416,7 +427,10 @@ class HarmonyDecoder:
         )
         self._open_incomplete_header()
 
-    def _open_incomplete_header(self) -> None:
+    def _open_incomplete_header(self, *, at_end: bool = False) -> bool:
+        """Open the body of a header cut short; ``False`` (nothing opened) when ``at_end``
+        (a terminator or the end of the stream cut it) and the header names a recipient but
+        carries no body: the model never wrote arguments, so no call is invented."""
         # A character cut by the end of the header continues in the body: keep its first
         # bytes for the UTF-8 stream instead of turning them into U+FFFD.
         part = self._hdr_parts[self._hdr_part]
@@ -431,11 +445,18 @@ class HarmonyDecoder:
             rest = b"".join(self._hdr_parts[0]).decode("utf-8", "replace")
         else:
             channel, recipient, content_type, rest = self._parse_header(complete=False)
+            if at_end and recipient is not None and not rest and not cut:
+                self._log.report(
+                    "empty_call", f"header to {recipient!r} ended before <|message|>; no call was made",
+                    self.pos, text=self._header_text(),
+                )
+                return False
         self._open(channel, recipient, content_type)
         if rest:
             self._sink.text(rest)
         if cut:
             self._decode(cut)  # held by the stream: at most 3 bytes, no text yet
+        return True
 
     # -- header grammar (see .harmony_header) ----------------------------------------------
 
@@ -465,8 +486,8 @@ class HarmonyDecoder:
         elif self.state is HEADER and self._header_has_text():
             if self._hdr_explicit or self._hdr_part > 0:
                 self._log.report("eos_in_header", "stream ended inside a message header", self.pos)
-            self._open_incomplete_header()
-            self._close("eos", self.pos)
+            if self._open_incomplete_header(at_end=True):
+                self._close("eos", self.pos)
         self.state = BETWEEN
 
 

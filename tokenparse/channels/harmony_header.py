@@ -135,6 +135,8 @@ def parse_header(
     if part >= 2:
         words = constrain_text.split()
         if words:
+            if r.content_type is not None:  # a word before <|constrain|> read as a type: keep it
+                r.stray.append(r.content_type)
             r.content_type = "<|constrain|>" + words[0]
             rest = constrain_text[constrain_text.find(words[0]) + len(words[0]):]
             if complete:

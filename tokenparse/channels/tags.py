@@ -22,6 +22,9 @@ below; this is its reading::
     mode       tag              -> action
     content    reasoning-open   -> reasoning
     content    tool-open        -> tool (returns to content)
+    content    tool-close       -> marker("orphan_tool_close") on the sink: the router either
+                                   reads the call before it as a block whose open tag is
+                                   missing, or reports the tag as stray
     reasoning  reasoning-close  -> content
     reasoning  tool-open        -> tool (returns to reasoning, or to content when the
                                    dialect declares that a tool tag ends reasoning)
@@ -78,6 +81,9 @@ class TagDecoder:
         self._anchors = bound.anchor_chars
         self._control = bound.control_ids
         self._untranslate = bound.untranslate
+        # tool blocks: anchors become the payload grammar's placeholders (see routing.tags),
+        # unless the sink asks otherwise (Model.segments shows the literals)
+        self._tool_untranslate = getattr(sink, "tool_untranslate", getattr(bound, "tool_untranslate", bound.untranslate))
         self._utf8 = Utf8Stream()
         #: absolute index of the next token
         self.pos = 0
@@ -277,7 +283,10 @@ class TagDecoder:
             self._emit(text)
 
     def _emit(self, text: str) -> None:
-        if self._untranslate is not None:
+        if self.mode is TOOL:
+            if self._tool_untranslate is not None:
+                text = text.translate(self._tool_untranslate)
+        elif self._untranslate is not None:
             text = text.translate(self._untranslate)
         if not self._segment_open:
             self._open_segment(self.mode, self._mode_start)
@@ -368,6 +377,14 @@ class TagDecoder:
     def _marker(self, kind: int, name: str, start: int, end: int) -> None:
         self._sink.marker(name, start)
 
+    def _close_without_open(self, kind: int, name: str, start: int, end: int) -> None:
+        # a tool-close tag in content: stray unless the router recognises the call before
+        # it as a block whose open tag the model left out (it reports either way)
+        if self._segment_open:
+            self._sink.marker(ORPHAN_TOOL_CLOSE, start)
+        else:
+            self._stray(kind, name, start, end)
+
     def _stray(self, kind: int, name: str, start: int, end: int) -> None:
         what = "marker" if kind == MARKER else "tag"
         self._log.report("stray_tag", f"{what} {name} has no meaning in {self.mode}; dropped", start, text=name)
@@ -395,9 +412,13 @@ class TagDecoder:
 _Transition = Callable[[TagDecoder, int, str, int, int], None]
 
 #: (mode, tag kind) -> transition; a pair not listed is a stray tag (module docstring)
+#: marker role for a tool-close tag met in content (see TagDecoder._close_without_open)
+ORPHAN_TOOL_CLOSE = "orphan_tool_close"
+
 _TRANSITIONS: dict[tuple[str, int], _Transition] = {
     (CONTENT, REASONING_OPEN): TagDecoder._enter_reasoning,
     (CONTENT, TOOL_OPEN): TagDecoder._enter_tool,
+    (CONTENT, TOOL_CLOSE): TagDecoder._close_without_open,
     (REASONING, REASONING_CLOSE): TagDecoder._leave_reasoning,
     (REASONING, TOOL_OPEN): TagDecoder._enter_tool,
     (REASONING, REASONING_OPEN): TagDecoder._repeated_reasoning_open,

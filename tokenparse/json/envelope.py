@@ -107,7 +107,8 @@ _NAME = 1  # the tool name (collected, decoded at the end)
 _ARGS_SOURCE = 2  # object/array arguments: streamed verbatim
 _ARGS_SCALAR = 3  # string/null/other arguments: collected, interpreted at the end
 _KEY = 4  # a member key (collected, decoded at the end)
-_COLLECTED = (_NAME, _ARGS_SCALAR, _KEY)  # roles whose whole source is kept in _parts
+_UNKNOWN = 5  # a member the envelope does not define (collected, reported with its text)
+_COLLECTED = (_NAME, _ARGS_SCALAR, _KEY, _UNKNOWN)  # roles whose whole source is kept in _parts
 
 _NON_WHITESPACE = re.compile(r"[^ \t\n\r]")
 _EXPECTED = {
@@ -154,6 +155,16 @@ class EnvelopeReader:
         self.max_depth = max_depth
         self.errors: list[JsonStreamError] = []
         self.failed = False
+        #: reading stopped inside the object/array arguments of a named call whose text had
+        #: begun to stream (the last event is still its ``CallEnd``): a caller that keeps the
+        #: model's text may go on with the rest as that call's arguments
+        self.failed_in_arguments = False
+        #: members other than the name and the arguments, as (key, value source), in order
+        #: (read and otherwise ignored; a caller that must not lose text reports them)
+        self.ignored: list[tuple[str, str]] = []
+        #: when reading stopped: whether the open call had emitted argument text of its own
+        #: (else its ``CallArgs("{}")`` was made up by the close)
+        self.args_written = False
         self.rest_index = -1
         self.rest_prefix = ""
         self._state = _START
@@ -360,6 +371,8 @@ class EnvelopeReader:
             else:
                 self._saw_args = True
                 role = _ARGS_SOURCE if first == "{" or first == "[" else _ARGS_SCALAR
+        else:
+            role = _UNKNOWN
         self._role = role
         self._start_scanner(i, max_depth=self.max_depth)
         self._state = _IN_VALUE
@@ -395,6 +408,8 @@ class EnvelopeReader:
             self._end_name()
         elif role == _ARGS_SCALAR:
             self._end_scalar_args()
+        elif role == _UNKNOWN:
+            self.ignored.append((self._key, self._take_parts()))
         return stop
 
     def _value_failed(self, text: str, i: int, exc: JsonStreamError) -> JsonStreamError:
@@ -544,6 +559,9 @@ class EnvelopeReader:
         """
         # Argument text read but not emitted: held for a name that never came, or the source
         # of string arguments that never closed.
+        in_arguments = self._name is not None and self._args_emitted and (
+            self._streaming is not None or (self._state == _IN_VALUE and self._role == _ARGS_SOURCE)
+        )
         tail = self._take_tail()
         if tail and self._role == _ARGS_SOURCE:  # the stream ended after an unfinished
             self._emit_args(tail)  # token: it is the model's text
@@ -560,6 +578,8 @@ class EnvelopeReader:
         if unsent:
             what = "unfinished arguments dropped" if self._name is not None else "arguments of a call without a name dropped"
             self.errors.append(JsonStreamError(what, offset=exc.offset, text=unsent))
+        self.failed_in_arguments = in_arguments
+        self.args_written = self._args_emitted
         if self._name is not None:
             if unsent:
                 self._args_emitted = True  # arguments were written: do not make up "{}"

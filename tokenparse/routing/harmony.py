@@ -50,6 +50,7 @@ class HarmonyRouter:
         self._open_pos = 0
 
     def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self._log.position_hint = pos
         self._open_pos = pos
         self._is_tool = False
         self._counts_as_reasoning = False

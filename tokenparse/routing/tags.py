@@ -18,9 +18,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
+from ..channels.literals import held_prefix_start
 from ..channels.tag_tokens import TagTokens
-from ..channels.tags import CONTENT, EOS, REASONING, TOOL, TagDecoder
+from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
+from ..limits import max_held_chars
 from ..tokenizers.table import TokenTable
 from .newlines import EdgeNewlines
 
@@ -113,6 +115,21 @@ class BoundTagDialect(TagTokens):
         )
         self.dialect = dialect
         self.grammar = grammar
+        # Inside a tool block, an added token that stands inside the grammar's tags (DSML's
+        # ``｜DSML｜``) reaches the grammar as the grammar's own placeholder character, which
+        # no decoded text can contain: only the real token can form a tag there, the same
+        # letters written as text stay value text (no call injected from inside a value).
+        #: ``str.translate`` table for text in tool blocks (the decoder reads it)
+        self.tool_untranslate = self.untranslate
+        #: literal -> placeholder, for literals this tokenizer has no token for (plain text)
+        self.tool_plain: tuple[tuple[str, str], ...] = ()
+        placeholders = getattr(grammar, "anchor_literals", None) or {}
+        if placeholders:
+            by_literal = {literal: ph for ph, literal in placeholders.items()}
+            anchored = {table.literals.get(i) for i in self.anchor_chars}
+            if self.untranslate is not None:
+                self.tool_untranslate = {c: by_literal.get(lit, lit) for c, lit in self.untranslate.items()}
+            self.tool_plain = tuple((lit, ph) for lit, ph in by_literal.items() if lit not in anchored)
         #: ``detect_call(text) -> True | False | None`` (undecided) of an implicit-call grammar
         self.detect_call: Callable[[str], bool | None] | None = (
             getattr(grammar, "detect_call", None) if dialect.implicit_json_call and grammar is not None else None
@@ -152,12 +169,23 @@ class TagRouter:
         self._implicit_block = False  # the open content segment turned out to be a JSON call
         self._probe: list[str] | None = None  # text held while deciding on an implicit JSON call
         self._detect_call = bound.detect_call
+        #: read by the decoder: tool-block text with anchors as the grammar's placeholders
+        self.tool_untranslate = bound.tool_untranslate
+        self._tool_plain = bound.tool_plain  # (literal, placeholder) spelled as text (no token)
+        self._plain_held = ""
+        #: a call written without the block's open tag (``<function=`` with no <tool_call>):
+        #: content from that literal on is held until the real close tag makes it a block,
+        #: or released as text (anything else ends content, or the cap)
+        self._bare_open: str | None = getattr(bound.grammar, "bare_call_open", None) if bound.tool_close else None
+        self._bare: list[str] | None = None
+        self._bare_chars = 0
         if bound.implicit_json_call:
             names = getattr(tools, "names", None)
             if tools is None or names is None or names:
                 self._probe = []
 
     def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self._log.position_hint = pos
         self._channel = channel
         if channel == TOOL:
             self._separator = None  # whitespace between two blocks is dropped
@@ -169,7 +197,7 @@ class TagRouter:
                 self._span_start = pos
             self._target = self._out.reasoning
         else:
-            self._target = self._out.content
+            self._target = self._out.content if self._bare_open is None else self._watch_bare
         if self._separator is not None:
             self.text = self._text_after_block
         elif self._probe is not None and channel == CONTENT:
@@ -178,7 +206,11 @@ class TagRouter:
             self.text = self._target
 
     def marker(self, role: str, pos: int) -> None:
-        if self._grammar is not None:
+        if role == ORPHAN_TOOL_CLOSE and self._grammar is None:
+            if not self._recover_block(pos):
+                literal = self._tool_close
+                self._log.report("stray_tag", f"tag {literal} has no meaning in {self._channel}; dropped", pos, text=literal)
+        elif self._grammar is not None:
             self._grammar.marker(role, pos)
         else:  # the decoder only reports markers inside blocks
             self._log.report("stray_tag", f"marker {role} outside a tool block", pos)
@@ -190,6 +222,9 @@ class TagRouter:
             grammar = self._grammar
             self._grammar = None
             self._implicit_block = False
+            if grammar is not None and self._plain_held:
+                grammar.text(self._plain_held)
+                self._plain_held = ""
             if grammar is not None:
                 # at_eos: the block did not end with its own close tag (a dialect without
                 # one ends blocks at any tag; only the end of the stream cuts them short)
@@ -201,6 +236,7 @@ class TagRouter:
         else:
             if self._probe:
                 self._release_probe()
+            self._release_bare()
             if self._separator and end != self._tool_open:
                 self._target("".join(self._separator))  # not between two blocks: keep it
             self._separator = None
@@ -214,7 +250,19 @@ class TagRouter:
     def _begin_block(self) -> None:
         grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
         self._grammar = grammar
-        self.text = grammar.text
+        self.text = self._plain_tool_text if self._tool_plain else grammar.text
+
+    def _plain_tool_text(self, text: str) -> None:
+        """Tool text for a tokenizer without the grammar's anchor token (sub-token tags):
+        the literal written as text is the grammar's placeholder; a prefix of it at the end
+        is held until the next text settles it."""
+        buf = self._plain_held + text
+        for literal, placeholder in self._tool_plain:
+            buf = buf.replace(literal, placeholder)
+        cut = min(held_prefix_start(buf, 0, ((lit, None),)) for lit, _ in self._tool_plain)
+        self._plain_held = buf[cut:]
+        if cut:
+            self._grammar.text(buf[:cut])  # type: ignore[union-attr]
 
     def _end_span(self, pos: int) -> None:
         if self._span_start is not None:
@@ -249,6 +297,49 @@ class TagRouter:
             self.text(held)
             return
         self._release_probe()
+
+    def _watch_bare(self, text: str) -> None:
+        """Content text, watched for a call written without the block's open tag."""
+        held = self._bare
+        if held is not None and held[0].startswith(self._bare_open):  # type: ignore[arg-type]
+            held.append(text)
+            self._bare_chars += len(text)
+            if self._bare_chars > max_held_chars():
+                self._release_bare()  # far longer than a call: it was text
+            return
+        buf = "".join(held) + text if held else text
+        literal: str = self._bare_open  # type: ignore[assignment]  # set: this is the content target then
+        j = buf.find(literal)
+        if j < 0:
+            j = held_prefix_start(buf, 0, ((literal, None),))  # a prefix at the end may grow into it
+        if j:
+            self._out.content(buf[:j])
+        self._bare = [buf[j:]] if j < len(buf) else None
+        self._bare_chars = len(buf) - j
+
+    def _release_bare(self) -> None:
+        held = self._bare
+        if held is not None:
+            self._bare = None
+            self._bare_chars = 0
+            self._out.content("".join(held))
+
+    def _recover_block(self, pos: int) -> bool:
+        """The real close tag after held ``<function=...``: that text was a tool block whose
+        open tag the model left out (anchored on the real token, so text-spelled blocks stay
+        text)."""
+        held = self._bare
+        if held is None or not held[0].startswith(self._bare_open):  # type: ignore[arg-type]
+            return False
+        self._bare = None
+        self._bare_chars = 0
+        self._log.report(
+            "missing_tool_open", f"{self._tool_close} without {self._tool_open}: the call before it was read as a tool block", pos,
+        )
+        grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
+        grammar.text("".join(held))
+        grammar.close(pos, False)
+        return True
 
     def _release_probe(self) -> None:
         held = "".join(self._probe)  # type: ignore[arg-type]

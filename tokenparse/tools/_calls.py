@@ -20,12 +20,13 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import HeldText
 from .shared import DIAG, JsonArgsStream
 
-__all__ = ["BETWEEN", "ARGS", "SKIP", "FIRST_OWN_STATE", "MarkedCallGrammar"]
+__all__ = ["BETWEEN", "ARGS", "SKIP", "VERBATIM", "FIRST_OWN_STATE", "MarkedCallGrammar"]
 
-BETWEEN, ARGS, SKIP = range(3)
-FIRST_OWN_STATE = 3
+BETWEEN, ARGS, SKIP, VERBATIM = range(4)
+FIRST_OWN_STATE = 4
 
 
 class MarkedCallGrammar:
@@ -52,7 +53,11 @@ class MarkedCallGrammar:
         self._chars = 0  # length of the head so far, capped at MAX_NAME_CHARS
         self._args: JsonArgsStream | None = None
         self._open_call = False  # tool_begin went out, tool_end not yet
-        self._stray: list[str] = []  # text outside the syntax, reported at the call or section end
+        self._stray = HeldText(log, f"text in a {self.label} tool section that is not a call")  # reported at the call or section end
+        #: (name, call id, position) of a call whose head is read: it begins (``tool_begin``)
+        #: with its first argument text, so arguments that are not JSON make no call
+        self._pending: tuple[str, str | None, int | None] | None = None
+        self._verbatim = ""  # broken arguments: trailing whitespace / closing fence held
         self._skip_reason: str | None = None  # why the current call is being skipped
         self._last_pos: int | None = None
 
@@ -86,8 +91,45 @@ class MarkedCallGrammar:
         raise NotImplementedError
 
     def _start_args(self) -> None:
-        self._args = JsonArgsStream(self._out, strict=self._strict)
+        self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending)
         self._state = ARGS
+
+    def _begin_pending(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._out.tool_begin(pending[0], call_id=pending[1], pos=pending[2])
+            self._open_call = True
+
+    def _args_broken(self, message: str, rest: str) -> None:
+        """The arguments stopped being JSON: after they began, the rest of the call is its
+        arguments as the model wrote them (with a diagnostic); before, there is no call."""
+        if self._open_call and self._args is not None and self._args.emitted:
+            self._log.report(DIAG, f"{self.label} tool call: {message}; the arguments were kept as written", self._last_pos)
+            self._args = None
+            self._state = VERBATIM
+            self._verbatim = ""
+            self._verbatim_text(rest)
+            return
+        head = self._pending[1] or self._pending[0] if self._pending is not None else ""
+        self._pending = None
+        self._skip(f"{message}; no call was made", head + rest)
+
+    def _verbatim_text(self, text: str) -> None:
+        pending = self._verbatim + text
+        keep = min(len(pending) - len(pending.rstrip("` \t\r\n")), 64)
+        if len(pending) > keep:
+            self._out.tool_args(pending[: len(pending) - keep])
+        self._verbatim = pending[len(pending) - keep:] if keep else ""
+
+    def _end_verbatim(self) -> None:
+        """At the call's end: the held tail less whitespace and a closing code fence."""
+        tail = self._verbatim.rstrip()
+        self._verbatim = ""
+        if tail.endswith("```"):
+            tail = tail[:-3].rstrip()
+        if tail:
+            self._out.tool_args(tail)
 
     def _finish_args(self, pos: int, what: str) -> None:
         """The call ends while its value streams: report the value if it is cut short (``what`` names it)."""
@@ -107,13 +149,12 @@ class MarkedCallGrammar:
             self._open_call = False
         self._flush_stray(self._last_pos)
         self._skip_reason = reason
-        self._stray.append(text)
+        self._stray.add(text)
         self._args = None
         self._state = SKIP
 
     def _flush_stray(self, pos: int | None) -> None:
-        stray = "".join(self._stray)
-        self._stray = []
+        stray = self._stray.take()
         reason, self._skip_reason = self._skip_reason, None
         if reason is not None:
             self._log.report(DIAG, f"{self.label} tool call: {reason}", pos, text=stray or None)

@@ -84,8 +84,19 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import max_held_chars
 from .shared import DIAG
-from .xml_syntax import TO_ATTRS, TO_KEY, TYPED, StateTags, XmlSyntax, attribute_pattern, attribute_value, typed_json_text
+from .xml_syntax import (
+    TO_ATTRS,
+    TO_BODY,
+    TO_KEY,
+    TYPED,
+    StateTags,
+    XmlSyntax,
+    attribute_pattern,
+    attribute_value,
+    typed_json_text,
+)
 
 __all__ = ["XmlPayloadGrammar"]
 
@@ -101,6 +112,13 @@ VALUE = "VALUE"  # inside a parameter value
 SKIP_CALL = "SKIP_CALL"  # a call without a usable name: report its text up to the call-close tag
 DONE = "DONE"  # the block was closed
 
+#: longest tool / parameter name (and open-tag attributes) held while waiting for its end
+MAX_NAME_CHARS = 1024
+
+
+def _too_long(parts: list[str], cap: int) -> bool:
+    """Whether ``parts`` (a name being read: a short list) hold more than ``cap`` characters."""
+    return sum(map(len, parts)) > cap
 class XmlPayloadGrammar:
     """A ``PayloadGrammar`` for one tool block of an XML-style format (see module docstring).
 
@@ -116,7 +134,7 @@ class XmlPayloadGrammar:
         "_out", "_log", "_tools", "_syn", "_state", "_buf", "_pos", "_found", "_text_tags",
         "_transitions", "_markers_seen", "_last_pos", "_stray", "_name", "_key", "_attrs",
         "_call_name", "_param_count", "_value_is_string", "_value_started", "_value_parts",
-        "_trim", "_stray_reason",
+        "_trim", "_stray_reason", "_value_tags", "_stray_chars",
     )
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
@@ -144,6 +162,8 @@ class XmlPayloadGrammar:
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
         self._stray_reason = ""
+        self._stray_chars = 0  # characters in _stray (bounded by max_held_chars())
+        self._value_tags: StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
         tables = _TABLES.get(type(self))
         if tables is None:
             tables = _TABLES[type(self)] = _SyntaxTables(syn)
@@ -213,7 +233,22 @@ class XmlPayloadGrammar:
         elif state is SEEK_CALL or state is SKIP_CALL:
             pass
         else:  # a call is open
-            if state is VALUE:
+            if state is VALUE and at_eos:
+                # never close a value the model did not close: the arguments stay as written
+                # (a cut file write must not look complete); the call is flagged
+                if self._trim and held.startswith("\n"):
+                    held = held[1:]
+                self._pos = len(self._buf)
+                if not self._value_is_string and self._value_parts:
+                    self._out.tool_args("".join(self._value_parts))
+                    self._value_parts = []
+                self._report(
+                    f"{why} inside the value of parameter {self._key_text()!r} (missing {syn.value_close}); "
+                    f"the arguments of {self._call_name!r} are incomplete and were left as written", held or None,
+                )
+                self._out.tool_end(pos)
+                self._call_name = None
+            elif state is VALUE:
                 if self._trim and held.startswith("\n"):
                     held = held[1:]  # the template's newline before the close tag
                 self._pos = len(self._buf)
@@ -229,7 +264,7 @@ class XmlPayloadGrammar:
                     self._partial_param_text() + held,
                 )
             elif state is CALL_ATTRS:
-                self._report(f"{why} inside the open tag of call {self._call_name!r}", None)
+                self._report(f"{why} inside the open tag of call {self._call_name!r}", "".join(self._attrs) + held or None)
             elif syn.call_close is not None:  # CALL_BODY
                 self._report(f"{why} inside call {self._call_name!r} (missing {syn.call_close})", None)
             self._end_call(pos)
@@ -259,6 +294,8 @@ class XmlPayloadGrammar:
                     self._pos = pos + 1
                 continue
             state_tags = self._text_tags[state]
+            if state is VALUE and self._value_tags is not None:
+                state_tags = self._value_tags
             idx, tag = self._earliest(state_tags.tags, pos)
             if idx >= 0:
                 stop = idx
@@ -275,7 +312,10 @@ class XmlPayloadGrammar:
             if idx < 0:
                 return
             self._pos = idx + len(tag)
-            self._transitions[state][tag](self, tag)
+            handler = self._transitions[state].get(tag)
+            if handler is None:  # a schema parameter's open tag inside a value
+                handler = XmlPayloadGrammar._on_schema_param_in_value
+            handler(self, tag)
 
     def _earliest(self, tags: tuple[str, ...], pos: int) -> tuple[int, str]:
         best, best_tag = -1, ""
@@ -320,6 +360,8 @@ class XmlPayloadGrammar:
     def _consume(self, state: str, start: int, stop: int) -> int:
         """Handle ``buf[start:stop]`` (no tag inside) in ``state``; return the new cursor."""
         segment = self._buf[start:stop]
+        if self._syn.anchors:
+            segment = segment.translate(_TABLES[type(self)].untranslate)
         if state is VALUE:
             if self._value_is_string:
                 self._out.tool_args(encode_basestring(segment)[1:-1])
@@ -327,10 +369,26 @@ class XmlPayloadGrammar:
                 self._value_parts.append(segment)
         elif state is CALL_NAME:
             self._name.append(segment)
+            if _too_long(self._name, MAX_NAME_CHARS):
+                self._held_too_long("tool name")
+                self._stray = [self._partial_call_text()]
+                self._stray_reason = f"a {self._syn.label} tool call whose name never ended was ignored"
+                self._name = []
+                self._state = SKIP_CALL
         elif state is PARAM_KEY:
             self._key.append(segment)
+            if _too_long(self._key, MAX_NAME_CHARS):
+                self._held_too_long("parameter name")
+                self._stray = [self._partial_param_text()]
+                self._stray_reason = "a parameter whose name never ended was dropped"
+                self._key = []
+                self._state = CALL_BODY
         elif state is PARAM_ATTRS or state is CALL_ATTRS:
             self._attrs.append(segment)
+            if _too_long(self._attrs, MAX_NAME_CHARS):
+                self._held_too_long("tag attributes")
+                self._report_extra_attributes(None)
+                self._attrs = []
         elif state is VALUE_OPEN:
             first = len(segment) - len(segment.lstrip())
             if first < len(segment):
@@ -340,6 +398,12 @@ class XmlPayloadGrammar:
                 return start + first
         else:  # SEEK_CALL, CALL_BODY, SKIP_CALL: text outside the syntax
             self._stray.append(segment)
+            self._stray_chars += len(segment)
+            if self._stray_chars > max_held_chars():
+                self._held_too_long("text outside the tool-call syntax")
+                reason = self._stray_reason
+                self._flush_stray()
+                self._stray_reason = reason
         return stop
 
     def _drop_held_newline(self) -> None:
@@ -445,7 +509,35 @@ class XmlPayloadGrammar:
         self._flush_stray()
         self._call_name = name
         self._param_count = 0
+        self._value_tags = self._schema_value_tags(name)
         self._out.tool_begin(name)
+
+    def _schema_value_tags(self, name: str) -> StateTags | None:
+        syn = self._syn
+        if not syn.schema_params_end_values or self._tools is None:
+            return None
+        schema = self._tools.parameters(name) or {}
+        props = schema.get("properties")
+        if not isinstance(props, Mapping) or not props:
+            return None
+        ends = [end for end, follows in syn.key_ends.items() if follows == TO_BODY]
+        extra = tuple(f"{syn.param_open}{key}{end}" for key in props for end in ends)
+        return StateTags(tuple(self._text_tags[VALUE].tags) + extra)
+
+    def _on_schema_param_in_value(self, tag: str) -> None:
+        """``<parameter=k>`` of a schema parameter inside a value: the value's close tag is
+        missing; the value ends here and parameter ``k`` begins."""
+        syn = self._syn
+        self._end_value()
+        self._report(f"missing {syn.value_close} before {tag}; the value was ended there", None)
+        key = tag[len(syn.param_open):]
+        for end in syn.key_ends:
+            if key.endswith(end):
+                key = key[: len(key) - len(end)]
+                break
+        self._key = [key]
+        self._attrs = []
+        self._begin_value()
 
     def _end_call(self, pos: int | None = None) -> None:
         if self._call_name is None:
@@ -530,11 +622,17 @@ class XmlPayloadGrammar:
         text = "".join(self._stray).strip()
         reason = self._stray_reason or f"text outside the {self._syn.label} tool-call syntax was ignored"
         self._stray = []
+        self._stray_chars = 0
         self._stray_reason = ""
         if text:
             self._report(reason, text)
 
+    def _held_too_long(self, what: str) -> None:
+        self._log.report("buffer_limit", f"{self._syn.label} {what} longer than the cap; reported as text", self._last_pos)
+
     def _report(self, message: str, text: str | None) -> None:
+        if text and self._syn.anchors:
+            text = text.translate(_TABLES[type(self)].untranslate)
         self._log.report(DIAG, message, self._last_pos, text)
 
 
@@ -545,9 +643,10 @@ class _SyntaxTables:
     seen a marker, ``text_tags_after_markers`` leaves the marker-capable literals out.
     """
 
-    __slots__ = ("transitions", "text_tags", "text_tags_after_markers")
+    __slots__ = ("transitions", "text_tags", "text_tags_after_markers", "untranslate")
 
     def __init__(self, syn: XmlSyntax) -> None:
+        self.untranslate = {ord(ph): literal for ph, literal in syn.anchors.items()}
         g = XmlPayloadGrammar
         body: dict[str, Any] = {syn.param_open: g._on_param_open}
         if syn.call_close is not None:

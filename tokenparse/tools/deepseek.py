@@ -22,7 +22,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, MarkedCallGrammar
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, SKIP, VERBATIM, MarkedCallGrammar
 from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["DeepSeekGrammar", "DeepSeekV3Grammar", "DeepSeekV31Grammar", "DEEPSEEK_MARKERS"]
@@ -37,7 +37,7 @@ DEEPSEEK_MARKERS = {
 _HEAD, _AFTER_SEP, _NAME, _FENCE, _TAIL = range(FIRST_OWN_STATE, FIRST_OWN_STATE + 5)
 _STATE_NAMES = {
     BETWEEN: "BETWEEN", _HEAD: "HEAD", _AFTER_SEP: "AFTER_SEP", _NAME: "NAME", _FENCE: "FENCE",
-    ARGS: "ARGS", _TAIL: "TAIL", SKIP: "SKIP",
+    ARGS: "ARGS", _TAIL: "TAIL", SKIP: "SKIP", VERBATIM: "VERBATIM",
 }
 _NON_WHITESPACE = re.compile(r"\S")
 #: where an R1 name ends: a newline, the code fence or the JSON value itself
@@ -64,6 +64,7 @@ class DeepSeekGrammar(MarkedCallGrammar):
         self._head: list[str] = []  # text before the separator (type or V3.1 name)
         self._name: list[str] = []  # R1 name text after the separator
         self._fence: list[str] = []  # R1 opening code fence, up to the JSON value
+        self._fence_chars = 0
         self._tail_dirty = False  # text other than the closing fence followed the arguments
 
     # -- PayloadGrammar ----------------------------------------------------------------------
@@ -73,11 +74,14 @@ class DeepSeekGrammar(MarkedCallGrammar):
         n = len(text)
         while i < n:
             state = self._state
+            if state == VERBATIM:
+                self._verbatim_text(text[i:] if i else text)
+                return
             if state == ARGS:
                 try:
                     end = self._args.feed(text, i)  # type: ignore[union-attr]
                 except ArgsError as exc:
-                    self._broken(f"arguments of {self._call_name()!r} are not JSON: {exc.message}", exc.rest)
+                    self._args_broken(f"arguments of {self._call_name()!r} are not JSON: {exc.message}", exc.rest)
                     return
                 if end < 0:
                     return
@@ -96,6 +100,7 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 parts.append(text[i:])
                 self._chars += n - i
                 if self._chars > MAX_NAME_CHARS:
+                    self._log.report("buffer_limit", f"DeepSeek tool name longer than {MAX_NAME_CHARS} characters", None)
                     self._broken(f"tool name longer than {MAX_NAME_CHARS} characters", "")
                 return
             elif state == _AFTER_SEP:
@@ -111,13 +116,17 @@ class DeepSeekGrammar(MarkedCallGrammar):
                 # everything up to the JSON value is the opening fence; it may be cut by
                 # chunk ends anywhere ("``" + "`js" + "on\n"), so it is judged once complete
                 j = _VALUE_START.search(text, i)
-                self._fence.append(text[i : n if j is None else j.start()])
-                if j is None:
-                    if sum(map(len, self._fence)) > MAX_NAME_CHARS:
-                        self._broken("no JSON arguments after the tool name", "".join(self._fence))
+                piece = text[i : n if j is None else j.start()]
+                self._fence.append(piece)
+                self._fence_chars += len(piece)
+                if self._fence_chars > MAX_NAME_CHARS:  # judged on the text, not the chunking
+                    self._log.report("buffer_limit", f"more than {MAX_NAME_CHARS} characters between a DeepSeek tool "
+                                     "name and its arguments", None)
+                    self._broken("no JSON arguments after the tool name", self._take_fence() + text[n if j is None else j.start():])
                     return
-                fence = "".join(self._fence)
-                self._fence = []
+                if j is None:
+                    return
+                fence = self._take_fence()
                 if not _FENCE_TEXT.fullmatch(fence):
                     self._stray.append(fence)
                 i = j.start()
@@ -155,12 +164,24 @@ class DeepSeekGrammar(MarkedCallGrammar):
         if not name:
             self._broken("tool call without a name", "")
             return
-        self._out.tool_begin(name, pos=self._last_pos)
-        self._open_call = True
         if r1:
+            kind = "".join(self._head).strip()
+            if kind != "function":  # R1 / V3 write "function"; keep any other type the model wrote
+                self._log.report(DIAG, f"DeepSeek tool call type {kind!r} is not 'function'; read as a function call",
+                                 self._last_pos, text="".join(self._head))
+                self._head = []  # reported: no later report repeats it
+            # the call begins with its arguments: fenced text that is not JSON makes no call
+            self._pending = (name, None, self._last_pos)
             self._state = _FENCE
-        else:
-            self._start_args()
+            return
+        self._pending = (name, None, self._last_pos)
+        self._start_args()
+
+    def _take_fence(self) -> str:
+        fence = "".join(self._fence)
+        self._fence = []
+        self._fence_chars = 0
+        return fence
 
     def _end_call(self, pos: int, why: str | None) -> None:
         """The call ends: at its end marker (``why`` None) or cut short by ``why``."""
@@ -169,9 +190,21 @@ class DeepSeekGrammar(MarkedCallGrammar):
             # ``function<｜tool▁sep｜>NAME<｜tool▁call▁end｜>``: a call without arguments
             self._begin(r1=True)
             state = self._state
+        if state == ARGS and self._pending is not None and not self._args.started:  # type: ignore[union-attr]
+            self._begin_pending()  # no arguments written: a call with "{}"
+        if state == _FENCE and self._pending is not None:
+            fence = self._take_fence()
+            if _FENCE_TEXT.fullmatch(fence):
+                self._begin_pending()  # no arguments written: a call with "{}"
+            else:  # the fenced text is not JSON: no call; its text is kept
+                text = "".join(self._head) + "<｜tool▁sep｜>" + "".join(self._name) + fence
+                self._pending = None
+                self._log.report(DIAG, f"arguments of {self._call_name()!r} are not JSON; no call was made", pos, text=text)
         if self._open_call:
             if state == ARGS:
                 self._finish_args(pos, f"arguments of {self._call_name()!r}")
+            elif state == VERBATIM:
+                self._end_verbatim()
             elif state == _FENCE and why is not None:
                 self._log.report(DIAG, f"{why} before the arguments of {self._call_name()!r}", pos)
             self._out.tool_end(pos)
@@ -182,6 +215,8 @@ class DeepSeekGrammar(MarkedCallGrammar):
             self._log.report(DIAG, f"{reason} before the tool name was complete; no call was made", pos, text=head or None)
         self._args = None
         self._fence = []
+        self._fence_chars = 0
+        self._pending = None
         self._state = BETWEEN
         if why is not None or state == SKIP:
             self._flush_stray(pos)
@@ -189,7 +224,11 @@ class DeepSeekGrammar(MarkedCallGrammar):
     def _broken(self, message: str, rest: str) -> None:
         """:meth:`_skip` the call; before its name was complete, its head is part of the report."""
         if not self._open_call:
-            rest = "".join(self._head) + "".join(self._name) + rest
+            if self._pending is not None and self._name:  # R1: the type was reported when the name ended
+                rest = "<｜tool▁sep｜>" + "".join(self._name) + rest
+            else:
+                rest = "".join(self._head) + "".join(self._name) + rest
+        self._pending = None
         self._skip(message, rest)
 
 

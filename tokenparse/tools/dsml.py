@@ -18,20 +18,25 @@ from __future__ import annotations
 from ._xml_common import XmlPayloadGrammar
 from .xml_syntax import TO_ATTRS, TO_BODY, XmlSyntax
 
-__all__ = ["DsmlGrammar", "DSML_SYNTAX", "DSML"]
+__all__ = ["DsmlGrammar", "DSML_SYNTAX", "DSML", "DSML_TOKEN"]
 
 DSML = "｜DSML｜"
+#: how the grammar sees the real ``｜DSML｜`` token inside a block: a lone surrogate, which no
+#: decoded text contains, so a tag spelled with ordinary characters (a value that quotes
+#: ``</｜DSML｜parameter>``, or text that tries to inject an invoke) stays value text
+DSML_TOKEN = "\udbff"
 
 DSML_SYNTAX = XmlSyntax(
     label="DSML",
-    call_open=f'<{DSML}invoke name="',
+    call_open=f'<{DSML_TOKEN}invoke name="',
     name_ends={'"': TO_ATTRS, ">": TO_BODY},
-    param_open=f'<{DSML}parameter name="',
+    param_open=f'<{DSML_TOKEN}parameter name="',
     key_ends={'"': TO_ATTRS, ">": TO_BODY},
     value_open=None,
-    value_close=f"</{DSML}parameter>",
-    call_close=f"</{DSML}invoke>",
+    value_close=f"</{DSML_TOKEN}parameter>",
+    call_close=f"</{DSML_TOKEN}invoke>",
     type_attribute="string",
+    anchors={DSML_TOKEN: DSML},
 )
 
 
@@ -45,4 +50,6 @@ class DsmlGrammar(XmlPayloadGrammar):
     """
 
     syntax = DSML_SYNTAX
+    #: placeholder -> literal: the tag dialect hands the real token over as the placeholder
+    anchor_literals = DSML_SYNTAX.anchors
     __slots__ = ()

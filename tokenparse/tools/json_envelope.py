@@ -11,11 +11,14 @@ re-serialisation, duplicate keys kept), and scan each character once. Mistral's 
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..errors import BufferLimitError
 from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
+from ..limits import HeldText, max_held_chars, max_leading_whitespace
 from .shared import DIAG
 
 __all__ = ["JsonEnvelopeGrammar", "Llama3Grammar", "detect_json_call"]
@@ -23,10 +26,10 @@ __all__ = ["JsonEnvelopeGrammar", "Llama3Grammar", "detect_json_call"]
 #: keys that make a bare JSON object a call envelope (Llama 3: ``{"name": ..., "parameters": ...}``;
 #: some fine-tunes lead with ``"type": "function"``)
 _ENVELOPE_KEYS = frozenset({"name", "type", "function", "parameters", "arguments"})
-_FIRST_KEY = re.compile(r'\{\s*"([^"\\]{0,64})"')
-_MAYBE_FIRST_KEY = re.compile(r'\{\s*(?:"[^"\\]{0,64})?\Z')
-#: a first key not complete within this many characters is not an envelope's
-_FIRST_KEY_WINDOW = 80
+# Both patterns bound the whitespace after "{" and the key's length, so the verdict depends
+# on the text alone, never on where the engine cut its steps.
+_FIRST_KEY = re.compile(r'\{\s{0,64}"([^"\\]{0,64})"')
+_MAYBE_FIRST_KEY = re.compile(r'\{\s{0,64}(?:"[^"\\]{0,64})?\Z')
 
 
 def detect_json_call(text: str) -> bool | None:
@@ -36,12 +39,14 @@ def detect_json_call(text: str) -> bool | None:
     while the first key is still arriving. Whitespace alone is undecided.
     """
     body = text.lstrip()
+    if len(text) - len(body) > max_leading_whitespace():
+        return False  # more whitespace than a call starts with: text (bounded hold)
     if not body:
         return None
     if body[0] == "{":
         m = _FIRST_KEY.match(body)
         if m is None:
-            if _MAYBE_FIRST_KEY.match(body) and len(body) < _FIRST_KEY_WINDOW:
+            if _MAYBE_FIRST_KEY.match(body):
                 return None
         elif m.group(1) in _ENVELOPE_KEYS:
             return True
@@ -57,6 +62,15 @@ class JsonEnvelopeGrammar:
     several calls. Text outside the envelopes and unreadable payloads are reported as
     diagnostics that carry the text; once a payload fails, the rest of the block is
     reported rather than guessed at.
+
+    A call starts (``tool_begin``) with its first argument text, or at the envelope's end
+    when it has none: an envelope whose text stops being JSON before its arguments began
+    (``"arguments": hello``) makes no call, and its text is reported as written; one cut
+    by the block's end after its name is a call (``{}`` when no arguments came).
+    Arguments that stop being JSON after they began (``{location: "Paris"}``) are the
+    model's text: the rest of the block streams on as the call's arguments verbatim (less
+    the envelope's own closing ``}`` and the whitespace before the close tag), with a
+    diagnostic; nothing is cut after the first character.
     """
 
     #: in-block special tokens (none: the envelope is plain text)
@@ -73,17 +87,23 @@ class JsonEnvelopeGrammar:
         self._out = out
         self._log = log
         self._reader: EnvelopeReader | None = None
-        self._stray: list[str] = []  # text outside any envelope
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call envelope")
         self._failed = False
         self._in_stray = False  # inside text that is not an envelope
-        self._envelope_text: list[str] = []  # text fed to the open envelope (reported if it breaks)
+        self._envelope_text: list[str] = []  # text of the open envelope until its call begins
+        self._envelope_chars = 0
+        self._pending: str | None = None  # name of the open envelope's call, not begun yet
         self._began = False  # the open envelope has emitted its call
+        self._verbatim: list[str] | None = None  # broken arguments: trailing "}"/whitespace held
         self._envelopes = 0
         self._skip = re.compile(r"[^\s" + re.escape(self.separators) + "]")
 
     def text(self, text: str) -> None:
+        if self._verbatim is not None:
+            self._verbatim_text(text)
+            return
         if self._failed:
-            self._stray.append(text)
+            self._stray.add(text)
             return
         i = 0
         n = len(text)
@@ -93,7 +113,7 @@ class JsonEnvelopeGrammar:
                 if self._in_stray:
                     # not an envelope: keep it for the diagnostic, up to the next candidate
                     j = _next_envelope_start(text, i)
-                    self._stray.append(text[i:j])
+                    self._stray.add(text[i:j])
                     if j == n:
                         return
                     i = j
@@ -105,12 +125,26 @@ class JsonEnvelopeGrammar:
                 if text[i] not in "{[":
                     self._in_stray = True
                     continue
-                reader = self._reader = EnvelopeReader(self.name_keys, self.args_keys, allow_array=True)
+                reader = self._reader = EnvelopeReader(
+                    self.name_keys, self.args_keys, allow_array=True, max_chars=max_held_chars()
+                )
                 self._envelopes += 1
                 self._began = False
+                self._pending = None
             chunk = text[i:] if i else text
-            self._envelope_text.append(chunk)
-            self._dispatch(reader.feed(chunk))
+            self._keep_envelope_text(chunk)
+            events = reader.feed(chunk)
+            if reader.failed and reader.failed_in_arguments and (self._began or self._began_in(events)):
+                if events and type(events[-1]) is CallEnd:
+                    events = events[:-1]  # the call goes on: its arguments are kept as written
+                self._dispatch(events)
+                self._reader = None
+                self._report_errors(reader)
+                self._start_verbatim(reader.rest_prefix + chunk[max(reader.rest_index, 0):])
+                return
+            if reader.failed and not self._began and not reader.args_written:
+                events = []  # the call never began: its envelope is reported as written
+            self._dispatch(events)
             if not reader.done:
                 return
             self._reader = None
@@ -119,49 +153,104 @@ class JsonEnvelopeGrammar:
                 # the whole broken envelope and the rest of the block are reported as
                 # written (where it broke depends on nothing but the text)
                 self._failed = True
-                self._stray.append("".join(self._envelope_text))
+                self._stray.add("".join(self._envelope_text) if not self._began else chunk[max(reader.rest_index, 0):])
                 self._envelope_text = []
                 return
             if not self._began:
                 # valid JSON but no call (no name, or a name that is not a string): the
                 # envelope is reported as written, so none of its text is lost
-                self._stray.append("".join(self._envelope_text[:-1]) + chunk[: reader.rest_index])
+                self._stray.add("".join(self._envelope_text[:-1]) + chunk[: reader.rest_index])
             self._envelope_text = []
+            self._envelope_chars = 0
             i += reader.rest_index
 
     def marker(self, role: str, pos: int) -> None:
         self._log.report(DIAG, f"unexpected structural token {role!r} inside a {self.label} tool block", pos)
 
     def close(self, pos: int, at_eos: bool) -> None:
+        if self._verbatim is not None:
+            held = "".join(self._verbatim).rstrip()
+            self._verbatim = None
+            if held.endswith("}"):
+                held = held[:-1].rstrip()  # the envelope's own closing brace
+            if held:
+                self._out.tool_args(held)
+            self._out.tool_end(pos)
         reader = self._reader
         self._reader = None
         if reader is not None:
+            # cut short by the block's end: a complete name is a call (with "{}" when no
+            # arguments came), as a call whose name was cut is none
             self._dispatch(reader.finish())
             self._report_errors(reader, pos)
             if not self._began:  # cut short before its name: keep what it said
-                self._stray.append("".join(self._envelope_text))
+                self._stray.add("".join(self._envelope_text))
             self._envelope_text = []
-        stray = "".join(self._stray)
-        self._stray = []
-        if stray.strip():
-            self._log.report(DIAG, f"text in a {self.label} tool block that is not a call envelope", pos, text=stray)
-        elif not self._envelopes:
+        if not self._stray.flush(pos) and not self._envelopes:
             self._log.report(DIAG, f"empty {self.label} tool block", pos)
+
+    def _keep_envelope_text(self, chunk: str) -> None:
+        """Until its call begins an envelope's text may have to be reported as written."""
+        if self._began:
+            return
+        self._envelope_text.append(chunk)
+        self._envelope_chars += len(chunk)
+
+    def _began_in(self, events: list) -> bool:
+        """Whether ``events`` start the pending call with argument text the model wrote."""
+        return any(type(e) is CallArgs for e in events) and (self._pending is not None or any(
+            type(e) is CallBegin for e in events))
 
     def _dispatch(self, events: list) -> None:
         out = self._out
         for event in events:
             if type(event) is CallArgs:
+                if self._pending is not None:
+                    out.tool_begin(self._pending)
+                    self._pending = None
+                    self._began = True
+                    self._envelope_text = []
+                    self._envelope_chars = 0
                 out.tool_args(event.text)
             elif type(event) is CallBegin:
-                out.tool_begin(event.name)
-                self._began = True
+                self._pending = event.name
             elif type(event) is CallEnd:
+                if self._pending is not None:
+                    out.tool_begin(self._pending)
+                    self._pending = None
+                    self._began = True
                 out.tool_end()
 
+    def _start_verbatim(self, rest: str) -> None:
+        self._log.report(DIAG, f"{self.label} tool call arguments are not JSON; kept as written", None)
+        self._verbatim = []
+        self._verbatim_text(rest)
+
+    def _verbatim_text(self, text: str) -> None:
+        """Broken arguments go on verbatim; a trailing run of ``}`` and whitespace is held
+        (the envelope's own ``}`` and the template's newline come last), bounded."""
+        held = self._verbatim
+        held.append(text)  # type: ignore[union-attr]
+        pending = "".join(held)  # type: ignore[arg-type]
+        keep = len(pending) - len(pending.rstrip("} \t\r\n"))
+        keep = min(keep, 64)
+        if len(pending) > keep:
+            self._out.tool_args(pending[: len(pending) - keep])
+        self._verbatim = [pending[len(pending) - keep:]] if keep else []
+
     def _report_errors(self, reader: EnvelopeReader, pos: int | None = None) -> None:
+        if reader.ignored:
+            members = [(k, v) for k, v in reader.ignored if not (k == "type" and v.strip() == '"function"')]
+            reader.ignored.clear()
+            if members and self._began:
+                written = ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {v}" for k, v in members)
+                self._log.report(DIAG, f"{self.label} tool call: envelope members other than the name and the "
+                                 "arguments were ignored", pos, text=written)
         for error in reader.errors:
-            self._log.report(DIAG, f"{self.label} tool call: {error.message}", pos, text=error.text)
+            # an envelope that made no call is reported whole: the error's text is part of it
+            text: str | None = error.text if self._began else None
+            code = error.code if isinstance(error, BufferLimitError) else DIAG
+            self._log.report(code, f"{self.label} tool call: {error.message}", pos, text=text)
         reader.errors.clear()
 
 

@@ -19,7 +19,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, MarkedCallGrammar
+from ._calls import ARGS, BETWEEN, FIRST_OWN_STATE, VERBATIM, MarkedCallGrammar
 from .shared import DIAG, MAX_NAME_CHARS, ArgsError
 
 __all__ = ["KimiK2Grammar", "KIMI_MARKERS", "kimi_tool_name"]
@@ -55,11 +55,14 @@ class KimiK2Grammar(MarkedCallGrammar):
 
     def text(self, text: str) -> None:
         state = self._state
+        if state == VERBATIM:
+            self._verbatim_text(text)
+            return
         if state == ARGS:
             try:
                 end = self._args.feed(text)  # type: ignore[union-attr]
             except ArgsError as exc:
-                self._skip(f"arguments are not JSON: {exc.message}", exc.rest)
+                self._args_broken(f"arguments are not JSON: {exc.message}", exc.rest)
                 return
             if end < 0:
                 return
@@ -72,6 +75,7 @@ class KimiK2Grammar(MarkedCallGrammar):
             self._call_id.append(text)
             self._chars += len(text)
             if self._chars > MAX_NAME_CHARS:
+                self._log.report("buffer_limit", f"Kimi-K2 call id longer than {MAX_NAME_CHARS} characters", None)
                 self._skip(f"call id longer than {MAX_NAME_CHARS} characters", "".join(self._call_id))
                 self._call_id = []
         else:  # between calls or after the arguments: whitespace is formatting, the rest
@@ -91,16 +95,19 @@ class KimiK2Grammar(MarkedCallGrammar):
         if not name:
             self._skip("tool call without a name", raw)
             return True
-        self._out.tool_begin(name, call_id=raw, pos=pos)
-        self._open_call = True
+        self._pending = (name, raw, pos)  # the call begins with its first argument text
         self._start_args()
         return True
 
     def _end_call(self, pos: int, why: str | None) -> None:
         state = self._state
+        if self._pending is not None and state == ARGS and not self._args.started:  # type: ignore[union-attr]
+            self._begin_pending()  # no arguments written: a call with "{}"
         if self._open_call:
             if state == ARGS:
                 self._finish_args(pos, "Kimi-K2 tool call arguments")
+            elif state == VERBATIM:
+                self._end_verbatim()
             self._out.tool_end(pos)
             self._open_call = False
         elif state == _CALL_ID and why is None and kimi_tool_name("".join(self._call_id)):
@@ -115,5 +122,6 @@ class KimiK2Grammar(MarkedCallGrammar):
             )
         self._call_id = []
         self._args = None
+        self._pending = None
         self._state = BETWEEN
         self._flush_stray(pos)

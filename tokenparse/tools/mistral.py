@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import HeldText
 from .json_envelope import JsonEnvelopeGrammar
 from .shared import DIAG, MAX_NAME_CHARS, NON_WHITESPACE, ArgsError, JsonArgsStream
 
@@ -44,10 +45,19 @@ class MistralGrammar:
         self._call_id: list[str] = []
         self._args: JsonArgsStream | None = None
         self._envelope: JsonEnvelopeGrammar | None = None
-        self._stray: list[str] = []
+        self._stray = HeldText(log, "text in a Mistral tool block that is not a call")
         self._fail_reason: str | None = None
+        self._pending: tuple[str, str | None, int] | None = None  # begins with its first argument text
+        self._verbatim: str | None = None  # broken arguments: trailing whitespace held
 
     def text(self, text: str) -> None:
+        if self._verbatim is not None:
+            pending = self._verbatim + text
+            keep = min(len(pending) - len(pending.rstrip()), 64)
+            if len(pending) > keep:
+                self._out.tool_args(pending[: len(pending) - keep])
+            self._verbatim = pending[len(pending) - keep:]
+            return
         i = 0
         n = len(text)
         while i < n:
@@ -56,7 +66,15 @@ class MistralGrammar:
                 try:
                     end = self._args.feed(text, i)  # type: ignore[union-attr]
                 except ArgsError as exc:
-                    self._fail(f"arguments are not JSON: {exc.message}", exc.rest)
+                    if self._args.emitted:  # type: ignore[union-attr]
+                        # the arguments began as JSON: the rest of the block is the model's text
+                        self._log.report(DIAG, f"Mistral tool call arguments are not JSON: {exc.message}; "
+                                         "kept as written", None)
+                        self._args = None
+                        self._verbatim = ""
+                        self.text(exc.rest)
+                        return
+                    self._fail(f"arguments are not JSON: {exc.message}; no call was made", exc.rest)
                     return
                 if end < 0:
                     return
@@ -79,13 +97,14 @@ class MistralGrammar:
                 parts.append(text[i:])
                 self._name_len += n - i
                 if self._name_len > MAX_NAME_CHARS:
+                    self._log.report("buffer_limit", f"Mistral tool name longer than {MAX_NAME_CHARS} characters", None)
                     self._fail("tool name longer than %d characters without [ARGS]" % MAX_NAME_CHARS, "")
                 return
             elif state == _M_ENVELOPE:
                 self._envelope.text(text[i:] if i else text)  # type: ignore[union-attr]
                 return
             else:  # _M_STRAY
-                self._stray.append(text[i:])
+                self._stray.add(text[i:])
                 return
 
     def marker(self, role: str, pos: int) -> None:
@@ -102,15 +121,28 @@ class MistralGrammar:
             if not name:
                 self._fail("[ARGS] without a tool name", "", pos)
                 return
-            self._out.tool_begin(name, call_id=call_id, pos=pos)
-            self._args = JsonArgsStream(self._out, strict=self._strict)
+            self._pending = (name, call_id, pos)  # the call begins with its first argument text
+            self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending)
             self._state = _M_ARGS
             return
         self._log.report(DIAG, f"unexpected {self.markers.get(role, role)} in a Mistral tool block", pos)
 
+    def _begin_pending(self) -> None:
+        pending = self._pending
+        if pending is not None:
+            self._pending = None
+            self._out.tool_begin(pending[0], call_id=pending[1], pos=pending[2])
+
     def close(self, pos: int, at_eos: bool) -> None:
         state = self._state
-        if state == _M_ARGS:
+        if self._verbatim is not None:
+            if self._verbatim.strip():  # pragma: no cover - only whitespace is held
+                self._out.tool_args(self._verbatim)
+            self._verbatim = None
+            self._out.tool_end(pos)
+        elif state == _M_ARGS:
+            if not self._args.started:  # type: ignore[union-attr]
+                self._begin_pending()  # "[ARGS]" and nothing after it: a call with "{}"
             missing = self._args.finish()  # type: ignore[union-attr]
             if missing is not None:
                 self._log.report(DIAG, f"Mistral tool call arguments cut short: {missing}", pos)
@@ -125,19 +157,22 @@ class MistralGrammar:
             self._envelope.close(pos, at_eos)  # type: ignore[union-attr]
         elif state == _M_START:
             self._log.report(DIAG, "empty Mistral tool block", pos)
-        stray = "".join(self._stray)
+        stray = self._stray.take()
         if self._fail_reason is not None:
             self._log.report(DIAG, f"Mistral tool call: {self._fail_reason}", pos, text=stray or None)
         elif stray.strip():
             self._log.report(DIAG, "text in a Mistral tool block that is not a call", pos, text=stray)
         self._state = _M_STRAY
-        self._stray = []
         self._fail_reason = None
 
     def _fail(self, message: str, rest: str, pos: int | None = None) -> None:
         """The block cannot be read further; its remaining text is reported once, at its end."""
         if self._state == _M_ARGS:
-            self._out.tool_end(pos)
+            if self._pending is not None:  # the call never began: its name is part of the report
+                rest = self._pending[0] + "[ARGS]" + rest
+                self._pending = None
+            else:
+                self._out.tool_end(pos)
             self._args = None
         else:
             rest = "".join(self._name) + ("[CALL_ID]" + "".join(self._call_id) if self._call_id else "") + rest
@@ -145,4 +180,4 @@ class MistralGrammar:
             self._call_id = []
         self._state = _M_STRAY
         self._fail_reason = message
-        self._stray.append(rest)
+        self._stray.add(rest)

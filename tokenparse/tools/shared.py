@@ -6,6 +6,7 @@ One owner per concept: grammars import these from here and define none of their 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from ..core import MessageSink
 from ..errors import ToolCallError
@@ -45,10 +46,11 @@ class JsonArgsStream:
     scanner itself holds.
     """
 
-    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted")
+    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin")
 
-    def __init__(self, out: MessageSink, *, strict: bool = False) -> None:
+    def __init__(self, out: MessageSink, *, strict: bool = False, begin: Any = None) -> None:
         self._out = out
+        self._begin = begin  # called once, before the first argument text (the call starts there)
         self._scanner = JsonValueScanner(allow_control_chars=not strict)
         self._fed = 0  # characters the scanner has consumed
         self._held = ""  # scanned but not yet emitted: a possibly unfinished token
@@ -111,5 +113,8 @@ class JsonArgsStream:
         return None
 
     def _emit(self, text: str) -> None:
-        self.emitted = True
+        if not self.emitted:
+            self.emitted = True
+            if self._begin is not None:
+                self._begin()
         self._out.tool_args(text)

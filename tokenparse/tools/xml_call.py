@@ -28,6 +28,7 @@ QWEN3_CODER_SYNTAX = XmlSyntax(
     value_close="</parameter>",
     call_close="</function>",
     trim_value_newlines=True,
+    schema_params_end_values=True,
 )
 
 #: Inside ``<minimax:tool_call>`` ... ``</minimax:tool_call>``, one or more invokes::
@@ -54,12 +55,18 @@ class Qwen3CoderGrammar(XmlPayloadGrammar):
     value + ``\\n</parameter>``, so exactly one leading and one trailing ``\\n`` are removed
     (what vLLM's and SGLang's Qwen3-Coder parsers do); any other whitespace is value text.
     Keys and the name are stripped of surrounding whitespace. A block may hold more than one
-    ``<function=...>``; each is its own call. A value ends only at ``</parameter>`` (a value
-    may contain ``</function>`` or ``<parameter=`` literally, e.g. in code); a block that ends
-    inside a value closes the value and the call with a diagnostic.
+    ``<function=...>``; each is its own call. A value ends at ``</parameter>`` (a value
+    may contain ``</function>`` or ``<parameter=`` literally, e.g. in code), or, when the
+    model forgot that close tag, at ``<parameter=KEY>`` for a KEY the tool's schema declares
+    (with a diagnostic). A block closed inside a value closes the value and the call with a
+    diagnostic; the end of the stream inside a value leaves the arguments as written
+    (unclosed) and flags the call.
     """
 
     syntax = QWEN3_CODER_SYNTAX
+    #: a call written without ``<tool_call>`` but closed by the real ``</tool_call>`` token is
+    #: recovered by the tag router from this literal on
+    bare_call_open = "<function="
     __slots__ = ()
 
 

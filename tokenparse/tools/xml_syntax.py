@@ -71,6 +71,14 @@ class XmlSyntax:
     name_ends_at_block_end: bool = False
     #: marker role -> tag literal, for tags a tokenizer may have as single added tokens
     marker_tags: Mapping[str, str] = field(default_factory=dict)
+    #: inside a value, the open tag of a parameter the tool's schema declares
+    #: (``param_open`` + key + a ``TO_BODY`` key end) also ends the value: recovery for a
+    #: missing value-close tag (Qwen3-Coder); other lookalikes stay value text
+    schema_params_end_values: bool = False
+    #: placeholder character -> literal of an added token that stands inside the tags (the
+    #: dialect passes the real token as the placeholder; see ``dsml``); output text shows
+    #: the literal
+    anchors: Mapping[str, str] = field(default_factory=dict)
 
     def literal(self, role: str) -> str | None:
         return self.marker_tags.get(role)
