@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..json.envelope import EnvelopeReader
 from .json_envelope import JsonEnvelopeGrammar, detect_json_call
 from .shared import DIAG
 
@@ -28,6 +29,11 @@ class CohereActionGrammar(JsonEnvelopeGrammar):
     name_keys = ("tool_name",)
     args_keys = ("parameters",)
     label = "Cohere action"
+
+    def _report_errors(self, reader: EnvelopeReader, pos: int | None = None) -> None:
+        # every Cohere action carries its own "tool_call_id": expected, not a stray member
+        reader.ignored[:] = [(k, v) for k, v in reader.ignored if k != "tool_call_id"]
+        super()._report_errors(reader, pos)
 
 
 class InternLM2Grammar(JsonEnvelopeGrammar):
