@@ -29,7 +29,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .shared import DIAG, MAX_NAME_CHARS
+from .shared import DIAG, MAX_NAME_CHARS, report_block_rest
 
 __all__ = ["GemmaCallGrammar", "Gemma4Grammar", "FunctionGemmaGrammar"]
 
@@ -116,11 +116,7 @@ class GemmaCallGrammar:
             self._flush()
             self._log.report(DIAG, f"{self.label} tool call cut short: its arguments are not closed", pos, text=unread)
             self._end(pos)
-        stray = "".join(self._stray)
-        if self._fail_reason is not None:
-            self._log.report(DIAG, f"{self.label} tool call: {self._fail_reason}", pos, text=stray or None)
-        elif stray.strip():
-            self._log.report(DIAG, f"text in a {self.label} tool block that is not a call", pos, text=stray)
+        report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
         self._stray = []
         self._fail_reason = None

@@ -18,7 +18,7 @@ import json
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from .shared import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream
+from .shared import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream, report_block_rest
 
 __all__ = ["NameKeyedJsonGrammar"]
 
@@ -146,11 +146,7 @@ class NameKeyedJsonGrammar:
             self._log.report(DIAG, f"{self.label} tool call list is not closed", pos)
         elif state == ITEMS and not self._calls:
             self._log.report(DIAG, f"empty {self.label} tool block", pos)
-        stray = "".join(self._stray)
-        if self._fail_reason is not None:
-            self._log.report(DIAG, f"{self.label} tool call: {self._fail_reason}", pos, text=stray or None)
-        elif stray.strip():
-            self._log.report(DIAG, f"text in a {self.label} tool block that is not a call", pos, text=stray)
+        report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
         self._stray = []
         self._fail_reason = None

@@ -33,7 +33,7 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from .pyliteral import BLANK, LiteralError, PyLiteral
-from .shared import DIAG, MAX_NAME_CHARS
+from .shared import DIAG, MAX_NAME_CHARS, report_block_rest
 
 __all__ = ["PythonicGrammar", "detect_pythonic_call"]
 
@@ -275,11 +275,7 @@ class PythonicGrammar:
             self._log.report(DIAG, f"empty {self.label} tool block", pos)
         elif state == BETWEEN and self._bracketed:
             self._log.report(DIAG, f"{self.label} tool call list was not closed with ']'", pos)
-        stray = "".join(self._stray)
-        if self._fail_reason is not None:
-            self._log.report(DIAG, f"{self.label} tool call: {self._fail_reason}", pos, text=stray or None)
-        elif stray.strip():
-            self._log.report(DIAG, f"text in a {self.label} tool block that is not a call", pos, text=stray)
+        report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
         self._stray = []
         self._fail_reason = None

@@ -8,12 +8,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..core import MessageSink
+from ..core import DiagnosticLog, MessageSink
 from ..errors import ToolCallError
 from ..json.errors import JsonStreamError
 from ..json.scanner import JsonValueScanner
 
-__all__ = ["DIAG", "MAX_NAME_CHARS", "NON_WHITESPACE", "ArgsError", "JsonArgsStream"]
+__all__ = ["DIAG", "MAX_NAME_CHARS", "NON_WHITESPACE", "ArgsError", "JsonArgsStream", "report_block_rest"]
 
 NON_WHITESPACE = re.compile(r"\S")
 #: diagnostic code of every payload problem (``ToolCallError`` in strict mode)
@@ -118,3 +118,12 @@ class JsonArgsStream:
             if self._begin is not None:
                 self._begin()
         self._out.tool_args(text)
+
+
+def report_block_rest(log: DiagnosticLog, label: str, fail_reason: str | None, stray: str, pos: int) -> None:
+    """At a tool block's end: report why reading stopped (with the text after that point), or
+    the non-whitespace text that was not a call, so nothing the model wrote is lost."""
+    if fail_reason is not None:
+        log.report(DIAG, f"{label} tool call: {fail_reason}", pos, text=stray or None)
+    elif stray.strip():
+        log.report(DIAG, f"text in a {label} tool block that is not a call", pos, text=stray)
