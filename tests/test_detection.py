@@ -94,6 +94,10 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "hy-v3": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>", "<arg_key>", "</arg_key>",
                "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
     "apertus": (("<|tools_prefix|>", "<|tools_suffix|>"), ""),
+    # Hunyuan-A13B-Instruct's special tokens and template fragments (its tags are text)
+    "hunyuan-a13b": (("<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<|eos|>"),
+                     "如果你决定调用任何函数，你必须将其格式化为<tool_calls>[{\\\"name\\\": ...以助手：开头"),
+    "ernie-4.5": (("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"), ""),
 }
 
 

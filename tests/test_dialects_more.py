@@ -160,6 +160,15 @@ ROWS = [
         '<think>Plan.</think>Sure.<function_calls>\nget_weather(location="Paris")\nadd(x=1, y=true)\n</function_calls>',
         "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": True})],
         think=("<think>", "</think>"), block="<function_calls>\nget_time()\n</function_calls>"),
+    # cut before "\n</answer>" (the truncation check cuts the end off: it must be the call's)
+    Row("hunyuan-a13b", "text", (),
+        f"<think>\nPlan.\n</think>\n<answer>\nSure.<tool_calls>[{WEATHER}]</tool_calls>", "Plan.", "Sure.",
+        [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"),
+        block='<tool_calls>[{"name": "get_time", "arguments": {}}]</tool_calls>'),
+    Row("ernie-4.5", "placeholder", ("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"),
+        f"Plan.\n</think>\n\n\nSure.\n<tool_call>\n{WEATHER}\n</tool_call>", "Plan.", "Sure.",
+        [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"), starts_in_reasoning=True,
+        block=f"<tool_call>\n{WEATHER}\n</tool_call>"),
 ]
 
 

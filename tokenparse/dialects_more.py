@@ -154,6 +154,21 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         "apertus", tool_open="<|tools_prefix|>", tool_close="<|tools_suffix|>", grammar=NameKeyedJsonGrammar,
         description='Apertus: `<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>`',
     ),
+    # the answer is wrapped in <answer> ... </answer>, dropped like the engines drop it; every
+    # tag is text in Hunyuan's tokenizer (vLLM matches "<think>\n" as three ordinary tokens)
+    "hunyuan-a13b": lambda: TagDialect(
+        "hunyuan-a13b", reasoning=THINK, tool_open="<tool_calls>", tool_close="</tool_calls>",
+        grammar=JsonEnvelopeGrammar, wrappers=(("<answer>", "</answer>"),),
+        text_tags=_tags(*THINK, "<tool_calls>", "</tool_calls>"),
+        description='Hunyuan-A13B: `<think>`, answer in `<answer>`, `<tool_calls>[{"name", "arguments"}]</tool_calls>`',
+    ),
+    # reasoning first; the answer in <response> ... </response> (added tokens, dropped), or
+    # Hermes-style calls
+    "ernie-4.5": lambda: TagDialect(
+        "ernie-4.5", reasoning=THINK, start="reasoning", optional=_tags(*THINK), tool_open="<tool_call>",
+        tool_close="</tool_call>", grammar=JsonEnvelopeGrammar, wrappers=(("<response>", "</response>"),),
+        description='ERNIE 4.5: reasoning first, answer in `<response>`, `<tool_call>{"name", "arguments"}</tool_call>`',
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -174,6 +189,8 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "gigachat3.5": ("gigachat35",),
     "hy-v3": ("hy_v3",),
     "apertus": ("apertus2509",),
+    "hunyuan-a13b": ("hunyuan_a13b", "hunyuan-a13b-instruct"),
+    "ernie-4.5": ("ernie45", "ernie-4.5-thinking"),
 }
 
 

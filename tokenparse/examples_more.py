@@ -255,4 +255,15 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         ("<|tools_prefix|>[", "]<|tools_suffix|>"), block_per_call=False,
         special_ids=_stand_in("<|tools_prefix|>", "<|tools_suffix|>"),
     ),
+    "hunyuan-a13b": _example(
+        "<think>\nWeather in Paris.\n</think>\n<answer>\nChecking.<tool_calls>[" + _weather(_LIST) + "]</tool_calls>\n</answer>",
+        "Weather in Paris.", "Checking.", _LIST, ("<tool_calls>[", "]</tool_calls>"), block_per_call=False,
+        think=THINK, say=("<answer>", "</answer>"), tags_are_text=True,
+    ),
+    "ernie-4.5": _example(
+        "Weather in Paris.\n</think>\n\n\nChecking.\n<tool_call>\n" + _weather(_JSON) + "\n</tool_call>\n",
+        "Weather in Paris.", "Checking.", _JSON, ("<tool_call>", "</tool_call>"), think=THINK,
+        say=("<response>", "</response>"),
+        special_ids=_stand_in(*THINK, "<tool_call>", "</tool_call>", "<response>", "</response>"),
+    ),
 }
