@@ -181,10 +181,18 @@ WRAPPED_ANSWERS = [
 WRAPPER_DIFFERENCES = {("hunyuan-a13b", 3): "<answer>", ("ernie-4.5", 6): "<response>"}
 
 
+#: Granite 3.1 writes the tool tag as text (``<tool_call>``), 3.0 as the ``<|tool_call|>`` token
+GRANITE_31 = [
+    f'<tool_call> [{{"name": "get_weather", "arguments": {{"location": "Paris"}}}}]',
+    'Sure. <tool_call>[{"name": "get_time", "arguments": {}}, {"name": "add", "arguments": {"x": 1}}]',
+]
+_TAGS = {"ernie-4.5": ANSWER_TAGS, "granite-3": ("<|tool_call|>",)}
+
+
 def _answer_row(profile, text, reasoning, content):
     from test_dialects_more import Row
 
-    tags = ANSWER_TAGS if profile == "ernie-4.5" else ()
+    tags = _TAGS.get(profile, ())
     return Row(profile, "placeholder" if tags else "text", tags, text, reasoning, content, [],
                starts_in_reasoning=profile == "ernie-4.5")
 
@@ -194,6 +202,8 @@ def vllm_answers():
     python = _vllm_python()
     cases = [{"parser": None, "reasoning_parser": VLLM_REASONING[p], "text": t,
               "literals": list(_answer_row(p, t, r, c).tags), "tools": WEATHER_TOOLS} for p, t, r, c in WRAPPED_ANSWERS]
+    cases += [{"parser": "granite", "text": t, "literals": list(_TAGS["granite-3"]), "tools": WEATHER_TOOLS}
+              for t in GRANITE_31]
     done = subprocess.run(
         [python, "-c", _SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600,
         env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"},
@@ -216,6 +226,17 @@ def test_answer_wrappers_as_vllm(index, vllm_answers):
         assert _strip(theirs["content"]) == kept + "\n" + content
     else:
         assert _strip(theirs["content"]) == content
+
+
+@pytest.mark.parametrize("index", range(len(GRANITE_31)))
+def test_granite_31_text_tag_as_vllm(index, vllm_answers):
+    text = GRANITE_31[index]
+    row = _answer_row("granite-3", text, None, None)
+    ours = check_stream(_model(row), _ids(row, text), WEATHER_TOOLS)
+    theirs = vllm_answers[len(WRAPPED_ANSWERS) + index]
+    assert [(n, json.loads(a)) for n, a in ours.calls] == [(n, json.loads(a)) for n, a in theirs["calls"]]
+    assert len(ours.calls) == text.count('"name"')
+    assert _strip(ours.content) == _strip(theirs["content"])
 
 
 _NAMES_SCRIPT = r"""

@@ -79,8 +79,8 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         description='Granite 20B function calling: `<function_call> {"name", "arguments"}` per call, no close tag',
     ),
     "granite-3": lambda: TagDialect(
-        "granite-3", tool_open="<|tool_call|>", grammar=JsonEnvelopeGrammar,
-        description='Granite 3.0: `<|tool_call|>[{"name", "arguments"}, ...]` (no close tag)',
+        "granite-3", tool_open="<|tool_call|>", tool_open_spellings=("<tool_call>",), grammar=JsonEnvelopeGrammar,
+        description='Granite 3.0 / 3.1: `<|tool_call|>` (3.1: text `<tool_call>`) `[{"name", "arguments"}, ...]`, no close tag',
     ),
     "phi-4-mini": lambda: TagDialect(
         "phi-4-mini", tool_open="functools", grammar=JsonEnvelopeGrammar, text_tags=_tags("functools"),

@@ -33,6 +33,7 @@ class TagTokens:
     of the in-block special tokens (``None`` when the dialect has no tool blocks).
     ``wrappers`` are (open, close) pairs around the answer: each is one token where the
     tokenizer has it as an added token, text otherwise, and is a tag in content only.
+    ``tool_open_spellings`` are other spellings of the tool-open tag, resolved the same way.
     """
 
     def __init__(
@@ -50,6 +51,7 @@ class TagTokens:
         optional: frozenset[str] = frozenset(),
         subtoken_tags: bool = False,
         wrappers: Sequence[tuple[str, str]] = (),
+        tool_open_spellings: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.table = table
@@ -105,6 +107,10 @@ class TagTokens:
                 self.tool_close = tool_close
                 # without a close tag the next open tag ends a block and opens another
                 add(t_open, TOOL_OPEN, t_open.literal, (CONTENT, REASONING) if t_close else (CONTENT, REASONING, TOOL))
+                for spelling in tool_open_spellings:  # the same tag written another way (Granite 3.1)
+                    other = resolver.resolve(spelling, allow_text=True)
+                    if other is not None:
+                        add(other, TOOL_OPEN, t_open.literal, (CONTENT, REASONING) if t_close else (CONTENT, REASONING, TOOL))
                 if t_close is not None:
                     add(t_close, TOOL_CLOSE, t_close.literal, (TOOL,))
                 for role, literal in markers.items():
