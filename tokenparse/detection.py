@@ -132,6 +132,10 @@ RULES: list[Rule] = [
     # plain answers that begin "助手：" (Hunyuan-A13B-Instruct tokenizer_config.json)
     Rule("hunyuan-a13b", tokens=("<|extra_0|>", "<|extra_4|>"), template=("<tool_calls>[{", "助手：")),
     Rule("ernie-4.5", tokens=("<response>", "</response>", "<tool_call>", "</tool_call>")),
+    # Spark 2.5 and TeleChat4 tokenizers are not published in a form that could be checked:
+    # name the profile (a GLM-like tokenizer is read as glm-4.5, the same call layout)
+    Rule("spark2.5"),
+    Rule("telechat4"),
 ]
 
 

@@ -20,10 +20,12 @@ from .examples_more import EXAMPLES
 from .profiles import Profile
 from .routing.tags import TagDialect
 from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
+from .tools.glm import GLM_MARKER_ROLES, GlmGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar, JsonCallListGrammar
 from .tools.name_keyed import NameKeyedJsonGrammar
 from .tools.pythonic import PythonicGrammar
+from .tools.telechat import TeleChat4Grammar
 from .tools.xml_call import Qwen3CoderGrammar
 from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 
@@ -169,6 +171,19 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         tool_close="</tool_call>", grammar=JsonEnvelopeGrammar, wrappers=(("<response>", "</response>"),),
         description='ERNIE 4.5: reasoning first, answer in `<response>`, `<tool_call>{"name", "arguments"}</tool_call>`',
     ),
+    # SGLang spark25: GLM-4.5's call layout, no reasoning; the tags may be text
+    "spark2.5": lambda: TagDialect(
+        "spark2.5", tool_open="<tool_call>", tool_close="</tool_call>", grammar=GlmGrammar,
+        markers=dict(GLM_MARKER_ROLES), text_tags=_tags("<tool_call>", "</tool_call>"),
+        description="Spark 2.5: `<tool_call>name\\n<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`",
+    ),
+    # SGLang telechat4 (tool and reasoning): <think> from the template; a block holds a JSON
+    # envelope or a GLM-style call with param_ tags
+    "telechat4": lambda: TagDialect(
+        "telechat4", reasoning=THINK, tool_open="<tool_call>", tool_close="</tool_call>", grammar=TeleChat4Grammar,
+        text_tags=_tags(*THINK, "<tool_call>", "</tool_call>"),
+        description="TeleChat4: `<think>`; `<tool_call>` JSON envelope or `name<param_key>k</param_key><param_value>v`",
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -191,6 +206,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "apertus": ("apertus2509",),
     "hunyuan-a13b": ("hunyuan_a13b", "hunyuan-a13b-instruct"),
     "ernie-4.5": ("ernie45", "ernie-4.5-thinking"),
+    "spark2.5": ("spark25",),
 }
 
 
@@ -211,7 +227,7 @@ MORE_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in MORE_D
 #: GLM-4.7's, Poolside GLM-4.5's.
 ENGINE_ALIASES: dict[str, tuple[str, ...]] = {
     "gpt-oss": ("openai", "openai_gptoss"),
-    "qwen3": ("qwen3_json", "qwen", "qwen25"),
+    "qwen3": ("qwen3_json", "qwen", "qwen25", "trinity"),
     "qwen3-coder": ("qwen3_coder", "qwen3_xml"),
     "qwen3.5": ("step3p5", "step-3.5", "mimo", "nemotron_v3", "nemotron_3", "nemotron-3", "granite_thinking_parser"),
     "deepseek-r1": ("deepseek_r1",),

@@ -90,6 +90,17 @@ def seed_xml(name: str, args: Args, index: int) -> str:
     return f"\n<function={name}>\n{params}</function>\n"
 
 
+def spark(name: str, args: Args, index: int) -> str:
+    """Spark 2.5 (SGLang ``spark25``): GLM-4.5's layout, one argument pair a line."""
+    params = "".join(f"<arg_key>{k}</arg_key><arg_value>{_text(v)}</arg_value>\n" for k, v in args)
+    return f"{name}\n{params}"
+
+
+def telechat(name: str, args: Args, index: int) -> str:
+    """TeleChat4's tagged form (the other one is a JSON envelope)."""
+    return name + "".join(f"<param_key>{k}</param_key><param_value>{_text(v)}</param_value>" for k, v in args)
+
+
 def internlm2(name: str, args: Args, index: int) -> str:
     return '<|plugin|>\n{"name": ' + json.dumps(name) + ', "parameters": ' + _json_args(args) + "}"
 
@@ -265,5 +276,17 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "Weather in Paris.", "Checking.", _JSON, ("<tool_call>", "</tool_call>"), think=THINK,
         say=("<response>", "</response>"),
         special_ids=_stand_in(*THINK, "<tool_call>", "</tool_call>", "<response>", "</response>"),
+    ),
+    "spark2.5": _example(
+        "Checking.<tool_call>" + _weather(spark) + "</tool_call>", None, "Checking.", spark,
+        ("<tool_call>", "</tool_call>"),
+        special_ids=_stand_in("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    ),
+    "telechat4": _example(
+        "<think>Weather in Paris.</think>Checking.<tool_call>" + _weather(telechat) + "</tool_call>",
+        "Weather in Paris.", "Checking.", telechat, ("<tool_call>", "</tool_call>"), think=THINK,
+        call_args_first=envelope(args_first=True),
+        special_ids=_stand_in(*THINK, "<tool_call>", "</tool_call>", "<param_key>", "</param_key>", "<param_value>",
+                              "</param_value>"),
     ),
 }
