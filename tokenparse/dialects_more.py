@@ -202,7 +202,8 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "gemma4": ("gemma-4",),
     "functiongemma": ("function-gemma",),
     "gigachat3.5": ("gigachat35",),
-    "hy-v3": ("hy_v3",),
+    # SGLang's "hunyuan" tool parser reads HY v3's layout (not Hunyuan-A13B's JSON array)
+    "hy-v3": ("hy_v3", "hunyuan"),
     "apertus": ("apertus2509",),
     "hunyuan-a13b": ("hunyuan_a13b", "hunyuan-a13b-instruct"),
     "ernie-4.5": ("ernie45", "ernie-4.5-thinking"),
