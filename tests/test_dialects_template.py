@@ -171,3 +171,29 @@ def test_model_folder_gives_its_template(tmp_path):
     text = '<think>Plan.</think>Sure.<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
     out = check_stream(model, encode(model.table, text, TAGS), WEATHER_TOOLS, splits=False)
     assert out.calls == [("get_time", "{}")] and out.content == "Sure."
+
+
+def test_template_parser_resumes_from_a_snapshot_at_every_token():
+    model = _model(WRAPPED)
+    text = CASES[2][1]
+    ids = encode(model.table, text, TAGS)
+    import itertools
+
+    def ids_from_zero():
+        counter = itertools.count()
+        return lambda: f"call_{next(counter)}"
+
+    reference = model.parser(tools=WEATHER_TOOLS, id_factory=ids_from_zero())
+    expected = [reference.feed([t]) for t in ids] + [reference.finish()]
+    factory = ids_from_zero()
+    parser = model.parser(tools=WEATHER_TOOLS, id_factory=factory)
+    got = []
+    for t in ids:
+        parser = model.resume(parser.snapshot(), id_factory=factory)
+        got.append(parser.feed([t]))
+    got.append(model.resume(parser.snapshot(), id_factory=factory).finish())
+    def dump(steps):
+        return [[delta.model_dump() for delta in step] for step in steps]
+
+    assert dump(got) == dump(expected)
+    assert any(delta.tool_calls for step in got for delta in step)
