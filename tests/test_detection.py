@@ -94,6 +94,14 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "hy-v3": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>", "<arg_key>", "</arg_key>",
                "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
     "apertus": (("<|tools_prefix|>", "<|tools_suffix|>"), ""),
+    # the recent families
+    "deepseek-v4.1": (("｜DSML｜", "<think>", "</think>"), "<｜DSML｜ calls>\n<｜DSML｜ invoke name= {{ message['tool_calls'] }}"),
+    "dots": (("<|im_start|>", "<|im_end|>"), "<dots_function_call>\n<invoke name="),
+    "minicpm5": (("<|im_start|>", "<|im_end|>"), '<function name="get_weather"><param name="city">'),
+    "hy-v4": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>",
+               "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
+    "k2-horizon": (("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>",
+                    "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>", "<ifm|arg_value>", "</ifm|arg_value>"), ""),
 }
 
 
@@ -253,3 +261,12 @@ def test_xlam_is_never_guessed():
     assert not rule.tokens and not rule.template  # xLAM writes no tag: name the profile
     tok = family_tokenizer(())
     assert "xlam" not in {c.profile for c in tokenparse.detect(tok, chat_template='[{"name": "f"}]')}
+
+
+def test_holo2_is_found_as_qwen3_and_named_for_its_default():
+    """Holo2's tokenizer is Qwen3-VL's: detection names qwen3; the holo2 row is chosen by name."""
+    added, template = FAMILIES["qwen3"]
+    tok = _WithTemplate(family_tokenizer(added), template)
+    assert [c.profile for c in tokenparse.detect(tok)] == ["qwen3"]
+    model = tokenparse.load("holo2", tokenizer=tok)
+    assert model.name == "holo2" and model.dialect.start_mode(None) == "reasoning"
