@@ -1,0 +1,146 @@
+"""The recent families' dialects (``tokenparse.dialects_recent``): one row per case, shared checks.
+
+Tables as in ``test_dialects_more`` (``placeholder``: the tags as single added tokens at
+stand-in IDs; ``text``: the o200k vocabulary, tags as ordinary tokens), plus ``bundled:<p>``:
+the vocabulary bundled for profile ``p`` (Qwen3's for Holo2, DeepSeek V4's for V4.1), real IDs.
+The registry-wide conformance suite runs on these rows too; the cases here are several calls
+in one response, spelled as the engines' own tests write them, and the behaviours specific to
+these formats. ``test_formats_vs_vllm`` compares the same cases with vLLM's parsers.
+"""
+from __future__ import annotations
+
+import pytest
+
+import tokenparse
+from tokenparse.profiles import get_profile
+from dialects_support import WEATHER_TOOLS, check_stream, encode
+from test_dialects_more import Row
+from test_dialects_more import _table as _more_table
+
+PLAN = ("Plan.", "Sure.")
+WEATHER_AND_TIME = [("get_weather", {"location": "Paris"}), ("get_time", {})]
+WEATHER_AND_ADD = [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]
+DSML = "｜DSML｜"
+
+RECENT_ROWS = [
+    Row("holo2", "bundled:qwen3", ("<think>", "</think>", "<tool_call>", "</tool_call>"),
+        'Plan.\n</think>\n\nSure.\n<tool_call>\n{"name": "get_weather", "arguments": {"location": "Paris"}}\n'
+        '</tool_call>\n<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>',
+        *PLAN, WEATHER_AND_TIME, think=("<think>", "</think>"), starts_in_reasoning=True,
+        block='<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'),
+    Row("deepseek-v4.1", "bundled:deepseek-v4", (DSML, "<think>", "</think>"),
+        f'Plan.</think>Sure.<{DSML} calls>\n<{DSML} invoke name="get_weather">\n<{DSML} parameter name="location" '
+        f'string="true">Paris</{DSML} parameter>\n</{DSML} invoke>\n<{DSML} invoke name="add">\n<{DSML} parameter '
+        f'name="x" string="false">1</{DSML} parameter>\n</{DSML} invoke>\n</{DSML} calls>',
+        *PLAN, WEATHER_AND_ADD, think=("<think>", "</think>"), starts_in_reasoning=True,
+        block=f'<{DSML} calls>\n<{DSML} invoke name="get_time">\n</{DSML} invoke>\n</{DSML} calls>'),
+    Row("dots", "placeholder", ("<dots_function_call>", "</dots_function_call>"),
+        'Sure.<dots_function_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
+        '</invoke>\n<invoke name="add">\n<parameter name="x">1</parameter>\n</invoke>\n</dots_function_call>',
+        None, "Sure.", WEATHER_AND_ADD),
+    Row("dots", "text", (),
+        'Sure.<dots_function_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
+        "</invoke>\n</dots_function_call>",
+        None, "Sure.", [("get_weather", {"location": "Paris"})]),
+    Row("minicpm5", "text", (),
+        '<think>Plan.</think>Sure.<function name="get_weather"><param name="location">Paris</param></function>'
+        '<function name="add"><param name="x">1</param></function>',
+        *PLAN, WEATHER_AND_ADD, think=("<think>", "</think>"),
+        block='<function name="get_time"></function>'),
+    Row("hy-v4", "placeholder",
+        ("<think>", "</think>", "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<arg_key>",
+         "</arg_key>", "<arg_value>", "</arg_value>"),
+        "Plan.</think>Sure.<tool_calls><tool_call>get_weather<arg_key>location</arg_key><arg_value>Paris"
+        "</arg_value></tool_call><tool_call>get_time</tool_call></tool_calls>",
+        *PLAN, WEATHER_AND_TIME, think=("<think>", "</think>"), starts_in_reasoning=True,
+        block="<tool_calls><tool_call>get_time</tool_call></tool_calls>"),
+    Row("k2-horizon", "placeholder",
+        ("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>",
+         "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>", "<ifm|arg_value>", "</ifm|arg_value>"),
+        "Plan.</ifm|think>Sure.<ifm|tool_calls><ifm|tool_call>get_weather<ifm|arg_key>location</ifm|arg_key>"
+        "<ifm|arg_value>Paris</ifm|arg_value></ifm|tool_call><ifm|tool_call>add<ifm|arg_key>x</ifm|arg_key>"
+        "<ifm|arg_value>1</ifm|arg_value></ifm|tool_call></ifm|tool_calls>",
+        *PLAN, WEATHER_AND_ADD, think=("<ifm|think>", "</ifm|think>"), starts_in_reasoning=True,
+        tool_ends_reasoning=True,
+        block="<ifm|tool_calls><ifm|tool_call>get_time</ifm|tool_call></ifm|tool_calls>"),
+]
+ROW_IDS = [f"{r.profile}-{r.table}" for r in RECENT_ROWS]
+
+
+def recent_table(row: Row):
+    if row.table.startswith("bundled:"):
+        return tokenparse.load(row.table.split(":", 1)[1]).table
+    return _more_table(row)
+
+
+def recent_model(row: Row):
+    return tokenparse.load(row.profile, tokenizer=recent_table(row))
+
+
+def recent_ids(row: Row, text: str, *, as_text: bool = False):
+    return encode(recent_table(row), text, () if as_text else row.tags)
+
+
+@pytest.mark.parametrize("row", RECENT_ROWS, ids=ROW_IDS)
+def test_worked_example(row):
+    model = recent_model(row)
+    outcome = check_stream(model, recent_ids(row, row.example), WEATHER_TOOLS)
+    assert outcome.reasoning == row.reasoning
+    assert outcome.content == row.content
+    assert outcome.parsed_calls == row.calls
+    assert outcome.diagnostics == []
+    assert outcome.message.finish_reason == "tool_calls"
+
+
+@pytest.mark.parametrize("row", [r for r in RECENT_ROWS if r.think], ids=[i for r, i in zip(RECENT_ROWS, ROW_IDS) if r.think])
+def test_tool_block_inside_reasoning(row):
+    r_open, r_close = row.think  # type: ignore[misc]
+    opening = "" if row.starts_in_reasoning else r_open
+    text = f"{opening}First plan.{row.block}Then more.{r_close}Answer."
+    outcome = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
+    assert [name for name, _ in outcome.calls] == ["get_time"]
+    if row.tool_ends_reasoning:  # K2 Horizon: the section ends reasoning; the late close tag is reported
+        assert (outcome.reasoning, outcome.content) == ("First plan.", "Then more.Answer.")
+        assert outcome.codes == ["stray_tag"]
+    else:
+        assert outcome.reasoning is not None and "Then more." in outcome.reasoning
+        assert outcome.content == "Answer."
+
+
+def test_hy_v4_call_without_arguments_and_a_nameless_call():
+    row = next(r for r in RECENT_ROWS if r.profile == "hy-v4")
+    text = "Plan.</think><tool_calls><tool_call></tool_call><tool_call>get_time</tool_call></tool_calls>"
+    outcome = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
+    assert outcome.parsed_calls == [("get_time", {})]
+    assert outcome.codes == ["tool_call"]  # the call without a name is reported, not made
+
+
+def test_hy_v4_tags_written_as_text_stay_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "hy-v4")
+    outcome = check_stream(recent_model(row), recent_ids(row, row.example, as_text=True), WEATHER_TOOLS, splits=False)
+    assert outcome.calls == [] and "<tool_calls>" in (outcome.reasoning or "")
+
+
+def test_deepseek_v41_needs_the_dsml_token():
+    """On V4's vocabulary the ｜DSML｜ inside a tag must be the added token: spelled with
+    ordinary characters the same tag is text (no call injected from a quoted document)."""
+    row = next(r for r in RECENT_ROWS if r.profile == "deepseek-v4.1")
+    text = row.example.split("</think>", 1)[1]
+    spelled = recent_ids(row, text, as_text=True)
+    outcome = check_stream(recent_model(row), spelled, WEATHER_TOOLS, splits=False)
+    assert outcome.calls == [] and f"<{DSML} calls>" in (outcome.reasoning or "")
+
+
+def test_minicpm5_string_and_typed_values():
+    row = next(r for r in RECENT_ROWS if r.profile == "minicpm5")
+    text = '<function name="add"><param name="x">3</param><param name="items">[1, "a"]</param></function>'
+    outcome = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
+    assert outcome.parsed_calls == [("add", {"x": 3, "items": [1, "a"]})]
+    assert outcome.content is None
+
+
+def test_engine_names_are_aliases():
+    for alias, profile in [("deepseek_v41", "deepseek-v4.1"), ("hy_v4", "hy-v4"), ("k2_horizon", "k2-horizon"),
+                           ("minicpmv", "qwen3.5")]:
+        assert get_profile(alias).name == profile
+    assert tokenparse.load("holo2").dialect.start_mode(None) == "reasoning"
