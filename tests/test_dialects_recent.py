@@ -63,6 +63,15 @@ RECENT_ROWS = [
         *PLAN, WEATHER_AND_ADD, think=("<ifm|think>", "</ifm|think>"), starts_in_reasoning=True,
         tool_ends_reasoning=True,
         block="<ifm|tool_calls><ifm|tool_call>get_time</ifm|tool_call></ifm|tool_calls>"),
+    # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
+    Row("solar-open2", "placeholder",
+        ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
+         "<|tool_arg:value|>", "<|tool_arg:end|>"),
+        "Plan.<|think:end|>Sure.<|tool_call:start|>get_weather\n<|tool_arg:start|>location<|tool_arg:value|>Paris"
+        "<|tool_arg:end|>\n<|tool_call:end|><|tool_call:start|>add\n<|tool_arg:start|>x<|tool_arg:value|>1"
+        "<|tool_arg:end|>\n<|tool_call:end|>",
+        *PLAN, WEATHER_AND_ADD, think=("<|think:start|>", "<|think:end|>"), starts_in_reasoning=True,
+        tool_ends_reasoning=True, block="<|tool_call:start|>get_time\n<|tool_call:end|>"),
 ]
 ROW_IDS = [f"{r.profile}-{r.table}" for r in RECENT_ROWS]
 

@@ -20,7 +20,7 @@ from .routing.tags import TagDialect
 from .tokenizers.table import TokenTable
 from .tools.json_envelope import JsonEnvelopeGrammar
 from .tools.xml_call import MiniMaxM2Grammar
-from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar
+from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar
 
 __all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
 
@@ -64,12 +64,19 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         tool_close="</ifm|tool_calls>", grammar=K2HorizonGrammar, tool_ends_reasoning=True,
         description="K2 Horizon: `<ifm|think>`, `<ifm|tool_calls><ifm|tool_call>name<ifm|arg_key>k...`",
     ),
+    "solar-open2": lambda: TagDialect(
+        "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
+        tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
+        tool_ends_reasoning=True,
+        description="Solar Open2: `<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`",
+    ),
 }
 
 RECENT_ALIASES: dict[str, tuple[str, ...]] = {
     "deepseek-v4.1": ("deepseek_v41", "deepseekv41"),
     "hy-v4": ("hy_v4",),
     "k2-horizon": ("k2_horizon",),
+    "solar-open2": ("solar_open2",),
 }
 
 

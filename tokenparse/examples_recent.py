@@ -16,7 +16,7 @@ from typing import Any
 
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
-__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call"]
+__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -49,6 +49,12 @@ def arg_tag_call(prefix: str = "") -> CallSpeller:
 def minicpm5_call(name: str, args: Args, index: int) -> str:
     """MiniCPM 5, inside ``<function name="`` ... ``</function>``: ``N"><param name="k">v</param>``."""
     return f'{name}">' + "".join(f'<param name="{k}">{_text_value(v)}</param>' for k, v in args)
+
+
+def solar_open2_call(name: str, args: Args, index: int) -> str:
+    """Solar Open2, inside ``<|tool_call:start|>`` ... ``<|tool_call:end|>``."""
+    params = "".join(f"<|tool_arg:start|>{k}<|tool_arg:value|>{_text_value(v)}<|tool_arg:end|>" for k, v in args)
+    return f"{name}\n{params}"
 
 
 def dots_call(name: str, args: Args, index: int) -> str:
@@ -114,5 +120,13 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
         special_ids=_stand_in("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>",
                               "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>",
                               "<ifm|arg_value>", "</ifm|arg_value>"),
+    ),
+    "solar-open2": _example(
+        "Weather in Paris.<|think:end|>Checking.<|tool_call:start|>" + _weather(solar_open2_call) + "<|tool_call:end|>",
+        "Weather in Paris.", "Checking.", solar_open2_call, ("<|tool_call:start|>", "<|tool_call:end|>"),
+        think=("<|think:start|>", "<|think:end|>"),
+        # stand-in IDs
+        special_ids=_stand_in("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>",
+                              "<|tool_arg:start|>", "<|tool_arg:value|>", "<|tool_arg:end|>"),
     ),
 }

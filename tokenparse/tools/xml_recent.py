@@ -14,6 +14,10 @@
 
   A call without arguments is ``<tool_call>NAME</tool_call>``.
 
+* :class:`SolarOpen2Grammar` -- Solar Open2, one call per ``<|tool_call:start|>`` block::
+
+      NAME\n<|tool_arg:start|>KEY<|tool_arg:value|>V<|tool_arg:end|>
+
 * :class:`MiniCPM5Grammar` -- MiniCPM 5: one call per block, the block open tag
   ``<function name="`` is followed by the name::
 
@@ -29,7 +33,7 @@ from .dsml import DSML, DSML_TOKEN
 from .xml_syntax import TO_ATTRS, TO_BODY, TO_CLOSE, TO_KEY, XmlSyntax
 
 __all__ = [
-    "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar",
+    "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar", "SolarOpen2Grammar",
     "DSML_V41_SYNTAX", "HY_V4_SYNTAX", "K2_HORIZON_SYNTAX", "MINICPM5_SYNTAX", "HY_V4_MARKERS", "K2_HORIZON_MARKERS",
 ]
 
@@ -79,6 +83,26 @@ HY_V4_SYNTAX = _arg_tag_syntax("HY v4", HY_V4_MARKERS)
 K2_HORIZON_MARKERS = _arg_tag_markers("ifm|")
 K2_HORIZON_SYNTAX = _arg_tag_syntax("K2 Horizon", K2_HORIZON_MARKERS)
 
+#: Solar Open2's argument tags (single added tokens in its tokenizer)
+SOLAR_OPEN2_MARKERS = {
+    "arg_start": "<|tool_arg:start|>",
+    "arg_value": "<|tool_arg:value|>",
+    "arg_end": "<|tool_arg:end|>",
+}
+
+SOLAR_OPEN2_SYNTAX = XmlSyntax(
+    label="Solar Open2",
+    call_open=None,  # the block is the call; its text starts with the name
+    name_ends={"\n": TO_BODY, SOLAR_OPEN2_MARKERS["arg_start"]: TO_KEY},
+    param_open=SOLAR_OPEN2_MARKERS["arg_start"],
+    key_ends={SOLAR_OPEN2_MARKERS["arg_value"]: TO_BODY},
+    value_open=None,
+    value_close=SOLAR_OPEN2_MARKERS["arg_end"],
+    call_close=None,  # the block end closes the call
+    name_ends_at_block_end=True,
+    marker_tags=SOLAR_OPEN2_MARKERS,
+)
+
 MINICPM5_SYNTAX = XmlSyntax(
     label="MiniCPM 5",
     call_open=None,  # the block open tag ``<function name="`` is followed by the name
@@ -115,4 +139,10 @@ class K2HorizonGrammar(XmlPayloadGrammar):
 
 class MiniCPM5Grammar(XmlPayloadGrammar):
     syntax = MINICPM5_SYNTAX
+    __slots__ = ()
+
+
+class SolarOpen2Grammar(XmlPayloadGrammar):
+    syntax = SOLAR_OPEN2_SYNTAX
+    markers = SOLAR_OPEN2_MARKERS
     __slots__ = ()
