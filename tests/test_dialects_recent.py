@@ -21,6 +21,7 @@ PLAN = ("Plan.", "Sure.")
 WEATHER_AND_TIME = [("get_weather", {"location": "Paris"}), ("get_time", {})]
 WEATHER_AND_ADD = [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]
 DSML = "｜DSML｜"
+NS = "]<]minimax[>["
 
 RECENT_ROWS = [
     Row("holo2", "bundled:qwen3", ("<think>", "</think>", "<tool_call>", "</tool_call>"),
@@ -63,6 +64,14 @@ RECENT_ROWS = [
         *PLAN, WEATHER_AND_ADD, think=("<ifm|think>", "</ifm|think>"), starts_in_reasoning=True,
         tool_ends_reasoning=True,
         block="<ifm|tool_calls><ifm|tool_call>get_time</ifm|tool_call></ifm|tool_calls>"),
+    # MiniMax-M3: the nested form of vLLM's parser docstring (a list rendered as <item> elements)
+    Row("minimax-m3", "placeholder", (NS, "<mm:think>", "</mm:think>"),
+        f"<mm:think>Plan.</mm:think>Sure.{NS}<tool_call>\n{NS}<invoke name=\"get_weather\">\n{NS}<location>Paris"
+        f"{NS}</location>\n{NS}</invoke>\n{NS}<invoke name=\"add\">\n{NS}<x>1{NS}</x>\n{NS}<items>\n{NS}<item>a"
+        f"{NS}</item>\n{NS}<item>b{NS}</item>\n{NS}</items>\n{NS}</invoke>\n{NS}</tool_call>",
+        *PLAN, [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "items": ["a", "b"]})],
+        think=("<mm:think>", "</mm:think>"),
+        block=f"{NS}<tool_call>{NS}<invoke name=\"get_time\">{NS}</invoke>{NS}</tool_call>"),
     # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
     Row("solar-open2", "placeholder",
         ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
@@ -153,3 +162,41 @@ def test_engine_names_are_aliases():
                            ("minicpmv", "qwen3.5")]:
         assert get_profile(alias).name == profile
     assert tokenparse.load("holo2").dialect.start_mode(None) == "reasoning"
+
+
+def _m3(text: str):
+    row = next(r for r in RECENT_ROWS if r.profile == "minimax-m3")
+    return check_stream(recent_model(row), recent_ids(row, f"{NS}<tool_call>{text}{NS}</tool_call>"), TOOLS_M3)
+
+
+TOOLS_M3 = WEATHER_TOOLS + [{"type": "function", "function": {"name": "create_order", "parameters": {
+    "type": "object", "properties": {
+        "user_id": {"type": "integer"},
+        "items": {"type": "array", "items": {"type": "object", "properties": {"qty": {"type": "integer"}}}},
+        "tags": {"type": "array"}, "meta": {"type": "object"}}}}}]
+
+
+def test_minimax_m3_nested_values_follow_the_schema():
+    out = _m3(f'{NS}<invoke name="create_order">{NS}<user_id>42{NS}</user_id>{NS}<items>{NS}<item>{NS}<sku>b-1'
+              f"{NS}</sku>{NS}<qty>2{NS}</qty>{NS}</item>{NS}</items>{NS}<tags>{NS}</tags>{NS}<meta>{NS}<k>v{NS}</k>"
+              f"{NS}<k>w{NS}</k>{NS}</meta>{NS}</invoke>")
+    assert out.parsed_calls == [("create_order", {"user_id": 42, "items": [{"sku": "b-1", "qty": 2}], "tags": [],
+                                                  "meta": {"k": ["v", "w"]}})]
+    assert out.diagnostics == []
+
+
+def test_minimax_m3_namespace_spelled_as_text_is_value_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "minimax-m3")
+    value = f"{NS}</location>"  # written with ordinary tokens inside the value
+    text = f'{NS}<tool_call>{NS}<invoke name="get_weather">{NS}<location>'
+    ids = recent_ids(row, text) + recent_ids(row, value, as_text=True) + recent_ids(row, f"{NS}</location>{NS}</invoke>{NS}</tool_call>")
+    out = check_stream(recent_model(row), ids, WEATHER_TOOLS)
+    assert out.parsed_calls == [("get_weather", {"location": value})]
+
+
+def test_minimax_m3_broken_element_is_reported_and_the_next_invoke_read():
+    out = _m3(f'{NS}<invoke name="get_weather">{NS}<location>Paris{NS}</city>{NS}</invoke>'
+              f'{NS}<invoke name="get_time">{NS}</invoke>')
+    assert [name for name, _ in out.calls] == ["get_weather", "get_time"]
+    assert out.parsed_calls[1] == ("get_time", {})
+    assert out.codes == ["tool_call"] and "Paris" in out.diagnostics[0].text

@@ -33,6 +33,8 @@ format (each left out on purpose, not compared here):
 * K2 Horizon: vLLM also reads the ``xml_typed`` / ``json`` call formats and the
   ``reasoning_effort`` medium / low think tags chosen by request options; the row is the
   default (``xml``, ``<ifm|think>``);
+* MiniMax-M3: an argument repeated at the top level of an invoke becomes a list in vLLM;
+  tokenparse keeps duplicate keys, as in its other XML formats (nested repeats do become lists);
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -79,6 +81,7 @@ VLLM_PARSER = {
     "minicpm5": "minicpm5",
     "hy-v4": "hy_v4",
     "k2-horizon": "k2_horizon",
+    "minimax-m3": "minimax_m3",
 }
 
 _SCRIPT = r"""

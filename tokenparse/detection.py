@@ -139,6 +139,7 @@ RULES: list[Rule] = [
     Rule("minicpm5", template=('<function name="', '<param name="')),
     Rule("hy-v4", tokens=("<tool_calls>", "<tool_call>", "<arg_key>") + _THINK, without_tokens=("<tool_sep>",)),
     Rule("k2-horizon", tokens=("<ifm|tool_calls>", "<ifm|tool_call>", "<ifm|arg_key>")),
+    Rule("minimax-m3", tokens=("]<]minimax[>[",)),
     Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 

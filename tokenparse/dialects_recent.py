@@ -19,6 +19,8 @@ from .profiles import Profile
 from .routing.tags import TagDialect
 from .tokenizers.table import TokenTable
 from .tools.json_envelope import JsonEnvelopeGrammar
+from .tools.minimax_m3 import NS as MINIMAX_NS
+from .tools.minimax_m3 import MiniMaxM3Grammar
 from .tools.xml_call import MiniMaxM2Grammar
 from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar
 
@@ -70,6 +72,12 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         tool_ends_reasoning=True,
         description="Solar Open2: `<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`",
     ),
+    "minimax-m3": lambda: TagDialect(
+        "minimax-m3", reasoning=("<mm:think>", "</mm:think>"), tool_open=MINIMAX_NS + "<tool_call>",
+        tool_close=MINIMAX_NS + "</tool_call>", grammar=MiniMaxM3Grammar,
+        text_tags=_tags("<mm:think>", "</mm:think>", MINIMAX_NS + "<tool_call>", MINIMAX_NS + "</tool_call>"),
+        description="MiniMax-M3: `<mm:think>`, `]<]minimax[>[<invoke name=..>` with nested argument elements",
+    ),
 }
 
 RECENT_ALIASES: dict[str, tuple[str, ...]] = {
@@ -77,6 +85,7 @@ RECENT_ALIASES: dict[str, tuple[str, ...]] = {
     "hy-v4": ("hy_v4",),
     "k2-horizon": ("k2_horizon",),
     "solar-open2": ("solar_open2",),
+    "minimax-m3": ("minimax_m3",),
 }
 
 

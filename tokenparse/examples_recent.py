@@ -16,7 +16,7 @@ from typing import Any
 
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
-__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call"]
+__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -55,6 +55,26 @@ def solar_open2_call(name: str, args: Args, index: int) -> str:
     """Solar Open2, inside ``<|tool_call:start|>`` ... ``<|tool_call:end|>``."""
     params = "".join(f"<|tool_arg:start|>{k}<|tool_arg:value|>{_text_value(v)}<|tool_arg:end|>" for k, v in args)
     return f"{name}\n{params}"
+
+
+MINIMAX_NS = "]<]minimax[>["
+
+
+def _m3_element(key: str, value: Any) -> str:
+    """One MiniMax-M3 element: lists as ``<item>`` children, objects as named children."""
+    if isinstance(value, list):
+        body = "".join(_m3_element("item", v) for v in value)
+    elif isinstance(value, dict):
+        body = "".join(_m3_element(k, v) for k, v in value.items())
+    else:
+        body = _text_value(value)
+    return f"{MINIMAX_NS}<{key}>{body}{MINIMAX_NS}</{key}>"
+
+
+def minimax_m3_call(name: str, args: Args, index: int) -> str:
+    """MiniMax-M3: ``NS<invoke name=N>NS<k>vNS</k>NS</invoke>`` (NS the namespace token)."""
+    params = "".join(_m3_element(k, v) + "\n" for k, v in args)
+    return f'\n{MINIMAX_NS}<invoke name="{name}">\n{params}{MINIMAX_NS}</invoke>\n'
 
 
 def dots_call(name: str, args: Args, index: int) -> str:
@@ -128,5 +148,13 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
         # stand-in IDs
         special_ids=_stand_in("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>",
                               "<|tool_arg:start|>", "<|tool_arg:value|>", "<|tool_arg:end|>"),
+    ),
+    "minimax-m3": _example(
+        "<mm:think>Weather in Paris.</mm:think>Checking." + MINIMAX_NS + "<tool_call>" + _weather(minimax_m3_call)
+        + MINIMAX_NS + "</tool_call>",
+        "Weather in Paris.", "Checking.", minimax_m3_call, (MINIMAX_NS + "<tool_call>", MINIMAX_NS + "</tool_call>"),
+        block_per_call=False, think=("<mm:think>", "</mm:think>"),
+        # stand-in IDs: the namespace marker and the think tags as single added tokens
+        special_ids=_stand_in(MINIMAX_NS, "<mm:think>", "</mm:think>"),
     ),
 }
