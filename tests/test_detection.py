@@ -103,6 +103,8 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "k2-horizon": (("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>",
                     "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>", "<ifm|arg_value>", "</ifm|arg_value>"), ""),
     "minimax-m3": (("]<]minimax[>[", "<mm:think>", "</mm:think>"), ""),
+    "plamo3": (("<|plamo:tag|>", "<|plamo:msg|>", "<|plamo:constrain|>", "<|plamo:begin_", "<|plamo:end_", ":plamo|>"),
+               ""),
     "solar-open2": (("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>",
                      "<|tool_arg:start|>", "<|tool_arg:value|>", "<|tool_arg:end|>"), ""),
 }

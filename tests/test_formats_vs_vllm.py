@@ -35,6 +35,9 @@ format (each left out on purpose, not compared here):
   default (``xml``, ``<ifm|think>``);
 * MiniMax-M3: an argument repeated at the top level of an invoke becomes a list in vLLM;
   tokenparse keeps duplicate keys, as in its other XML formats (nested repeats do become lists);
+* PLaMo 3: vLLM 0.32 starts a response in reasoning (thinking on by default) even when it
+  does not open with ``<|plamo:begin_think:plamo|>``; tokenparse starts in content unless the
+  prompt ends in that tag (the model writes it, as in vLLM's own PLaMo 3 reasoning tests);
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -82,6 +85,7 @@ VLLM_PARSER = {
     "hy-v4": "hy_v4",
     "k2-horizon": "k2_horizon",
     "minimax-m3": "minimax_m3",
+    "plamo3": "plamo3",
 }
 
 _SCRIPT = r"""

@@ -140,6 +140,7 @@ RULES: list[Rule] = [
     Rule("hy-v4", tokens=("<tool_calls>", "<tool_call>", "<arg_key>") + _THINK, without_tokens=("<tool_sep>",)),
     Rule("k2-horizon", tokens=("<ifm|tool_calls>", "<ifm|tool_call>", "<ifm|arg_key>")),
     Rule("minimax-m3", tokens=("]<]minimax[>[",)),
+    Rule("plamo3", tokens=("<|plamo:begin_", "<|plamo:end_", ":plamo|>")),
     Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 

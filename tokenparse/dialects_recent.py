@@ -21,6 +21,7 @@ from .tokenizers.table import TokenTable
 from .tools.json_envelope import JsonEnvelopeGrammar
 from .tools.minimax_m3 import NS as MINIMAX_NS
 from .tools.minimax_m3 import MiniMaxM3Grammar
+from .tools.plamo import Plamo3Grammar, plamo_tag
 from .tools.xml_call import MiniMaxM2Grammar
 from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar
 
@@ -77,6 +78,14 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         tool_close=MINIMAX_NS + "</tool_call>", grammar=MiniMaxM3Grammar,
         text_tags=_tags("<mm:think>", "</mm:think>", MINIMAX_NS + "<tool_call>", MINIMAX_NS + "</tool_call>"),
         description="MiniMax-M3: `<mm:think>`, `]<]minimax[>[<invoke name=..>` with nested argument elements",
+    ),
+    "plamo3": lambda: TagDialect(
+        "plamo3", reasoning=(plamo_tag(True, "think"), plamo_tag(False, "think")),
+        tool_open=plamo_tag(True, "tool_requests"), tool_close=plamo_tag(False, "tool_requests"),
+        grammar=Plamo3Grammar, tool_ends_reasoning=True,
+        text_tags=_tags(plamo_tag(True, "think"), plamo_tag(False, "think"), plamo_tag(True, "tool_requests"),
+                        plamo_tag(False, "tool_requests")),
+        description="PLaMo 3: `<|plamo:begin_tool_requests:plamo|>` ... name and JSON arguments (multi-token tags)",
     ),
 }
 

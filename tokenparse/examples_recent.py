@@ -16,7 +16,7 @@ from typing import Any
 
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
-__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call"]
+__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -75,6 +75,21 @@ def minimax_m3_call(name: str, args: Args, index: int) -> str:
     """MiniMax-M3: ``NS<invoke name=N>NS<k>vNS</k>NS</invoke>`` (NS the namespace token)."""
     params = "".join(_m3_element(k, v) + "\n" for k, v in args)
     return f'\n{MINIMAX_NS}<invoke name="{name}">\n{params}{MINIMAX_NS}</invoke>\n'
+
+
+def _plamo(begin: bool, word: str) -> str:
+    return f"<|plamo:{'begin' if begin else 'end'}_{word}:plamo|>"
+
+
+def plamo3_call(name: str, args: Args, index: int) -> str:
+    """PLaMo 3 tool request: name and JSON arguments between multi-token tags."""
+    return (_plamo(True, "tool_request") + _plamo(True, "tool_name") + name + _plamo(False, "tool_name")
+            + _plamo(True, "tool_arguments") + "<|plamo:constrain|>json<|plamo:msg|>" + _json_args(args)
+            + _plamo(False, "tool_arguments") + _plamo(False, "tool_request"))
+
+
+def _json_args(args: Args) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in args) + "}"
 
 
 def dots_call(name: str, args: Args, index: int) -> str:
@@ -156,5 +171,16 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
         block_per_call=False, think=("<mm:think>", "</mm:think>"),
         # stand-in IDs: the namespace marker and the think tags as single added tokens
         special_ids=_stand_in(MINIMAX_NS, "<mm:think>", "</mm:think>"),
+    ),
+    "plamo3": _example(
+        _plamo(True, "think") + "Weather in Paris." + _plamo(False, "think") + "Checking."
+        + _plamo(True, "tool_requests") + _weather(plamo3_call) + _plamo(False, "tool_requests"),
+        "Weather in Paris.", "Checking.", plamo3_call, (_plamo(True, "tool_requests"), _plamo(False, "tool_requests")),
+        block_per_call=False, think=(_plamo(True, "think"), _plamo(False, "think")),
+        # the IDs vLLM's PLaMo 3 tests give the anchor and control tokens (not checked against
+        # the tokenizer config): every tag is <|plamo:begin_ / <|plamo:end_ + word + :plamo|>
+        special_ids={"<|plamo:tag|>": 16, "<|plamo:msg|>": 19, "<|plamo:constrain|>": 31, "<|plamo:begin_": 256,
+                     "<|plamo:end_": 257, ":plamo|>": 258},
+        control=frozenset({"<|plamo:tag|>"}),
     ),
 }
