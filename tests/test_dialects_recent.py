@@ -43,6 +43,11 @@ RECENT_ROWS = [
         'Sure.<dots_function_call>\n<invoke name="get_weather">\n<parameter name="location">Paris</parameter>\n'
         "</invoke>\n</dots_function_call>",
         None, "Sure.", [("get_weather", {"location": "Paris"})]),
+    # the JSON form earlier dots models write (vLLM's and SGLang's dots parsers read it too)
+    Row("dots", "placeholder", ("<dots_function_call>", "</dots_function_call>"),
+        'Sure.<dots_function_call>{"name": "get_weather", "arguments": {"location": "Paris"}}</dots_function_call>'
+        '<dots_function_call>\n{"name": "get_time", "arguments": {}}\n</dots_function_call>',
+        None, "Sure.", WEATHER_AND_TIME),
     Row("minicpm5", "text", (),
         '<think>Plan.</think>Sure.<function name="get_weather"><param name="location">Paris</param></function>'
         '<function name="add"><param name="x">1</param></function>',

@@ -26,8 +26,6 @@ format (each left out on purpose, not compared here):
   to benchmark tools; ``<![CDATA[...]]>`` values are unwrapped and Python-literal values
   (``{'a': 1}``) converted. tokenparse makes the call as written (an unknown tool is
   refused by the tools filter) and types values by the schema only;
-* dots: vLLM also reads a JSON ``{"name", "arguments"}`` object inside the block; tokenparse
-  reads the ``<invoke>`` form the template writes (other text in the block is reported);
 * HY v4: vLLM reads a per-checkpoint tag suffix (``<tool_call:6124c78e>``) from the
   vocabulary; the row declares the unsuffixed tags;
 * K2 Horizon: vLLM also reads the ``xml_typed`` / ``json`` call formats and the
@@ -136,8 +134,10 @@ def _tool_text(row) -> str:
 #: the first worked example of each profile that has a vLLM counterpart; for Llama 4 pythonic
 #: the bare form, because vLLM's parser reads a call list only at the very start of a response
 #: (tokenparse also reads ``text<|python_start|>[...]``, which vLLM returns as content)
-CASES = list({row.profile: row for row in reversed(ROWS + RECENT_ROWS) if row.profile in VLLM_PARSER
+CASES = list({row.profile: row for row in reversed(ROWS) if row.profile in VLLM_PARSER
               and (row.profile != "llama4-pythonic" or not row.tags)}.values())[::-1]
+# every case of the recent families (dots: both of its payload forms)
+CASES += [row for row in RECENT_ROWS if row.profile in VLLM_PARSER]
 _RECENT = {id(row) for row in RECENT_ROWS}
 
 

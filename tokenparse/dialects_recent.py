@@ -18,11 +18,11 @@ from .examples_recent import RECENT_EXAMPLES
 from .profiles import Profile
 from .routing.tags import TagDialect
 from .tokenizers.table import TokenTable
+from .tools.choice import DotsGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar
 from .tools.minimax_m3 import NS as MINIMAX_NS
 from .tools.minimax_m3 import MiniMaxM3Grammar
 from .tools.plamo import Plamo3Grammar, plamo_tag
-from .tools.xml_call import MiniMaxM2Grammar
 from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar
 
 __all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
@@ -48,9 +48,9 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         description="DeepSeek V4.1: spaced DSML `<｜DSML｜ calls><｜DSML｜ invoke name=..>`",
     ),
     "dots": lambda: TagDialect(
-        "dots", tool_open="<dots_function_call>", tool_close="</dots_function_call>", grammar=MiniMaxM2Grammar,
+        "dots", tool_open="<dots_function_call>", tool_close="</dots_function_call>", grammar=DotsGrammar,
         text_tags=_tags("<dots_function_call>", "</dots_function_call>"),
-        description="dots: `<dots_function_call><invoke name=..><parameter name=..>v</parameter></invoke>`",
+        description="dots: `<dots_function_call>` MiniMax-M2 invokes, or a JSON `{\"name\", \"arguments\"}` envelope",
     ),
     "minicpm5": lambda: TagDialect(
         "minicpm5", reasoning=THINK, optional=_tags(*THINK), tool_open='<function name="', tool_close="</function>",
