@@ -27,10 +27,9 @@ __all__ = ["FirstCharChoiceGrammar", "DotsGrammar"]
 class FirstCharChoiceGrammar:
     """Delegates a block to the grammar its first non-whitespace character picks."""
 
-    #: first character -> grammar
+    #: first character -> grammar; ``""``: the grammar of any other first character (and of
+    #: a block with markers only)
     choices: ClassVar[Mapping[str, GrammarFactory]]
-    #: the grammar of any other first character (and of a block with markers only)
-    default: ClassVar[GrammarFactory]
     markers: ClassVar[Mapping[str, str]] = {}
 
     __slots__ = ("_out", "_log", "_tools", "_inner", "_held")
@@ -70,12 +69,11 @@ class FirstCharChoiceGrammar:
         self._inner.close(pos, at_eos)
 
     def _pick(self, first: str) -> PayloadGrammar:
-        make = self.choices.get(first, self.default)
+        make = self.choices.get(first) or self.choices[""]
         self._inner = make(self._out, self._log, self._tools)
         return self._inner
 
 
 class DotsGrammar(FirstCharChoiceGrammar):
-    choices: ClassVar[Mapping[str, GrammarFactory]] = {"{": JsonEnvelopeGrammar}
-    default: ClassVar[GrammarFactory] = MiniMaxM2Grammar
+    choices: ClassVar[Mapping[str, GrammarFactory]] = {"{": JsonEnvelopeGrammar, "": MiniMaxM2Grammar}
     __slots__ = ()
