@@ -243,3 +243,48 @@ def test_plamo3_anchor_inside_the_arguments_is_text():
     outcome = check_stream(recent_model(row), ids, WEATHER_TOOLS)
     assert outcome.parsed_calls == [("get_weather", {"location": "<|plamo:end_x:plamo|> ok"})]
     assert outcome.diagnostics == []
+
+
+# -- Solar Open2: cases of vLLM main's own parser tests (no vLLM 0.32 parser to run) ------------
+# Where that parser differs, on purpose: it keeps the first of two arguments with one name
+# (here both are kept, as in every XML format of tokenparse); it drops text after the last
+# call (here it is content); an unterminated call makes it return the whole output as content
+# (here the call is made from what was written, with a diagnostic, nothing invented).
+
+SOLAR_TOOLS = WEATHER_TOOLS + [{"type": "function", "function": {"name": "search", "parameters": {
+    "type": "object", "properties": {"query": {"type": "string"}, "max_results": {"type": "integer"}}}}}]
+SEOUL = "<|tool_call:start|>get_weather\n<|tool_arg:start|>city<|tool_arg:value|>Seoul<|tool_arg:end|>\n<|tool_call:end|>"
+SEARCH = ("<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>vLLM tutorial<|tool_arg:end|>\n"
+          "<|tool_arg:start|>max_results<|tool_arg:value|>5<|tool_arg:end|>\n<|tool_call:end|>")
+
+
+def _solar(text: str, tools=SOLAR_TOOLS):
+    row = next(r for r in RECENT_ROWS if r.profile == "solar-open2")
+    # the template opens <|think:start|>: a response starts in reasoning, so these close it first
+    return check_stream(recent_model(row), recent_ids(row, "<|think:end|>" + text), tools)
+
+
+@pytest.mark.parametrize("text, content, calls", [
+    (SEOUL, None, [("get_weather", {"city": "Seoul"})]),
+    ("Let me check the weather." + SEOUL, "Let me check the weather.", [("get_weather", {"city": "Seoul"})]),
+    ("I'll check both." + SEOUL + "\n" + SEOUL.replace("Seoul", "Tokyo"), "I'll check both.",
+     [("get_weather", {"city": "Seoul"}), ("get_weather", {"city": "Tokyo"})]),
+    (SEARCH, None, [("search", {"query": "vLLM tutorial", "max_results": 5})]),  # typed by the schema
+    ("<|tool_call:start|>get_time\n<|tool_call:end|>", None, [("get_time", {})]),
+])
+def test_solar_open2_cases_of_the_engine_tests(text, content, calls):
+    outcome = _solar(text)
+    assert outcome.content == content and outcome.parsed_calls == calls and outcome.diagnostics == []
+
+
+def test_solar_open2_without_a_schema_values_are_strings():
+    outcome = _solar(SEARCH, tools=None)
+    assert outcome.parsed_calls == [("search", {"query": "vLLM tutorial", "max_results": "5"})]
+
+
+def test_solar_open2_a_missing_arg_end_is_recovered_at_the_call_end():
+    """vLLM: ``<|tool_arg:value|>oops<|tool_call:end|>`` still gives {"a": "oops"}; here too,
+    with a diagnostic, and the next call is read."""
+    outcome = _solar("<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>oops<|tool_call:end|>" + SEOUL)
+    assert outcome.parsed_calls == [("search", {"query": "oops"}), ("get_weather", {"city": "Seoul"})]
+    assert outcome.codes == ["tool_call"]
