@@ -67,12 +67,6 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         tool_close="</ifm|tool_calls>", grammar=K2HorizonGrammar, tool_ends_reasoning=True,
         description="K2 Horizon: `<ifm|think>`, `<ifm|tool_calls><ifm|tool_call>name<ifm|arg_key>k...`",
     ),
-    "solar-open2": lambda: TagDialect(
-        "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
-        tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
-        tool_ends_reasoning=True,
-        description="Solar Open2: `<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`",
-    ),
     "minimax-m3": lambda: TagDialect(
         "minimax-m3", reasoning=("<mm:think>", "</mm:think>"), tool_open=MINIMAX_NS + "<tool_call>",
         tool_close=MINIMAX_NS + "</tool_call>", grammar=MiniMaxM3Grammar,
@@ -86,6 +80,12 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         text_tags=_tags(plamo_tag(True, "think"), plamo_tag(False, "think"), plamo_tag(True, "tool_requests"),
                         plamo_tag(False, "tool_requests")),
         description="PLaMo 3: `<|plamo:begin_tool_requests:plamo|>` ... name and JSON arguments (multi-token tags)",
+    ),
+    "solar-open2": lambda: TagDialect(
+        "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
+        tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
+        tool_ends_reasoning=True,
+        description="Solar Open2: `<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`",
     ),
 }
 
