@@ -288,3 +288,21 @@ def test_solar_open2_a_missing_arg_end_is_recovered_at_the_call_end():
     outcome = _solar("<|tool_call:start|>search\n<|tool_arg:start|>query<|tool_arg:value|>oops<|tool_call:end|>" + SEOUL)
     assert outcome.parsed_calls == [("search", {"query": "oops"}), ("get_weather", {"city": "Seoul"})]
     assert outcome.codes == ["tool_call"]
+
+
+def test_hy_v4_reads_the_checkpoint_suffix_of_its_tokens():
+    """Checkpoints whose structural tokens carry a suffix (vLLM reads it from the vocabulary)."""
+    from dialects_support import synthetic_table
+
+    suffix = ":6124c78e"
+    words = ("think", "tool_calls", "tool_call", "arg_key", "arg_value")
+    literals = [f"<{w}{suffix}>" for w in words] + [f"</{w}{suffix}>" for w in words]
+    table = synthetic_table({lit: 1000 + i for i, lit in enumerate(literals)}, size=2048, name="hy-v4-suffixed")
+    model = tokenparse.load("hy-v4", tokenizer=table)
+    assert model.dialect.matching[f"<tool_calls{suffix}>"] == f"token {table.id_of(f'<tool_calls{suffix}>')}"
+    s = suffix
+    text = (f"Plan.</think{s}>Sure.<tool_calls{s}><tool_call{s}>get_weather<arg_key{s}>location</arg_key{s}>"
+            f"<arg_value{s}>Paris</arg_value{s}></tool_call{s}><tool_call{s}>get_time</tool_call{s}></tool_calls{s}>")
+    outcome = check_stream(model, encode(table, text, literals), WEATHER_TOOLS)
+    assert (outcome.reasoning, outcome.content) == PLAN
+    assert outcome.parsed_calls == WEATHER_AND_TIME and outcome.diagnostics == []

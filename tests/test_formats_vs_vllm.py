@@ -26,8 +26,6 @@ format (each left out on purpose, not compared here):
   to benchmark tools; ``<![CDATA[...]]>`` values are unwrapped and Python-literal values
   (``{'a': 1}``) converted. tokenparse makes the call as written (an unknown tool is
   refused by the tools filter) and types values by the schema only;
-* HY v4: vLLM reads a per-checkpoint tag suffix (``<tool_call:6124c78e>``) from the
-  vocabulary; the row declares the unsuffixed tags;
 * K2 Horizon: vLLM also reads the ``xml_typed`` / ``json`` call formats and the
   ``reasoning_effort`` medium / low think tags chosen by request options; the row is the
   default (``xml``, ``<ifm|think>``);

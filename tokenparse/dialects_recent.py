@@ -10,20 +10,30 @@ token and as text otherwise.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
+from dataclasses import dataclass
 from typing import Callable, cast
 
 from .core import Dialect
 from .examples import WorkedExample
 from .examples_recent import RECENT_EXAMPLES
 from .profiles import Profile
-from .routing.tags import TagDialect
+from .routing.tags import BoundTagDialect, TagDialect
 from .tokenizers.table import TokenTable
 from .tools.choice import DotsGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar
 from .tools.minimax_m3 import NS as MINIMAX_NS
 from .tools.minimax_m3 import MiniMaxM3Grammar
 from .tools.plamo import Plamo3Grammar, plamo_tag
-from .tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar
+from .tools.xml_recent import (
+    HY_V4_MARKERS,
+    DeepSeekV41Grammar,
+    HyV4Grammar,
+    K2HorizonGrammar,
+    MiniCPM5Grammar,
+    SolarOpen2Grammar,
+)
 
 __all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
 
@@ -33,6 +43,40 @@ DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
 
 def _tags(*literals: str) -> frozenset[str]:
     return frozenset(literals)
+
+
+#: a HY v4 structural token, with the checkpoint's suffix (``<tool_calls:6124c78e>``) if any
+_HY_V4_TOKEN = re.compile(r"<(?:think|tool_calls|tool_call|arg_key|arg_value)(:[^\s>]+)?>")
+
+
+@dataclass(frozen=True)
+class HyV4Dialect(TagDialect):
+    """HY v4: some checkpoints add one suffix to every structural token (``<think:6124c78e>``).
+
+    Binding reads the suffix from the tokenizer's added tokens (the one on its
+    ``<tool_calls...>`` token, else none) and resolves the suffixed literals. The grammar reads
+    the in-block tags by marker role, so it is the same for every suffix.
+    """
+
+    def bind(self, table: TokenTable) -> BoundTagDialect:
+        suffix = hy_v4_suffix(table)
+        if not suffix:
+            return TagDialect.bind(self, table)
+        respelled = dataclasses.replace(
+            self, reasoning=(f"<think{suffix}>", f"</think{suffix}>"), tool_open=f"<tool_calls{suffix}>",
+            tool_close=f"</tool_calls{suffix}>",
+            markers={role: literal[:-1] + suffix + ">" for role, literal in HY_V4_MARKERS.items()},
+        )
+        return TagDialect.bind(respelled, table)
+
+
+def hy_v4_suffix(table: TokenTable) -> str:
+    """The suffix of the tokenizer's HY v4 structural tokens (``":6124c78e"``), or ``""``."""
+    for literal in table.added:
+        m = _HY_V4_TOKEN.fullmatch(literal)
+        if m and m.group(1) and literal.startswith("<tool_calls"):
+            return m.group(1)
+    return ""
 
 
 #: dialect name -> factory of its declaration
@@ -57,7 +101,7 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         grammar=MiniCPM5Grammar, text_tags=_tags(*THINK, '<function name="', "</function>"),
         description='MiniCPM 5: `<function name="N"><param name="k">v</param></function>` (text tags)',
     ),
-    "hy-v4": lambda: TagDialect(
+    "hy-v4": lambda: HyV4Dialect(
         "hy-v4", reasoning=THINK, start="reasoning", tool_open="<tool_calls>", tool_close="</tool_calls>",
         grammar=HyV4Grammar,
         description="Hunyuan HY v4: `<tool_calls><tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`",
