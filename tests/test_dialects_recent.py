@@ -306,3 +306,17 @@ def test_hy_v4_reads_the_checkpoint_suffix_of_its_tokens():
     outcome = check_stream(model, encode(table, text, literals), WEATHER_TOOLS)
     assert (outcome.reasoning, outcome.content) == PLAN
     assert outcome.parsed_calls == WEATHER_AND_TIME and outcome.diagnostics == []
+
+
+def test_k2_horizon_other_reasoning_efforts_are_a_load_option():
+    """``reasoning_effort`` medium / low make the template use other think tags: name them."""
+    from dialects_support import synthetic_table
+
+    row = next(r for r in RECENT_ROWS if r.profile == "k2-horizon")
+    fast = ("<ifm|think_fast>", "</ifm|think_fast>")
+    tags = row.tags + fast
+    table = synthetic_table({lit: 1000 + i for i, lit in enumerate(tags)}, size=2048, name="k2-horizon-fast")
+    model = tokenparse.load("k2-horizon", tokenizer=table, reasoning=fast)
+    text = row.example.replace("</ifm|think>", fast[1])
+    outcome = check_stream(model, encode(table, text, tags), WEATHER_TOOLS)
+    assert (outcome.reasoning, outcome.content) == PLAN and outcome.parsed_calls == row.calls

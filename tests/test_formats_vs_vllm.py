@@ -26,9 +26,9 @@ format (each left out on purpose, not compared here):
   to benchmark tools; ``<![CDATA[...]]>`` values are unwrapped and Python-literal values
   (``{'a': 1}``) converted. tokenparse makes the call as written (an unknown tool is
   refused by the tools filter) and types values by the schema only;
-* K2 Horizon: vLLM also reads the ``xml_typed`` / ``json`` call formats and the
-  ``reasoning_effort`` medium / low think tags chosen by request options; the row is the
-  default (``xml``, ``<ifm|think>``);
+* K2 Horizon: vLLM also reads the ``xml_typed`` / ``json`` call formats chosen by a request
+  option; the row reads the default ``xml`` (the medium / low effort think tags are a
+  ``load`` option, ``reasoning=...``);
 * MiniMax-M3: an argument repeated at the top level of an invoke becomes a list in vLLM;
   tokenparse keeps duplicate keys, as in its other XML formats (nested repeats do become lists);
 * PLaMo 3: vLLM 0.32 starts a response in reasoning (thinking on by default) even when it
