@@ -29,6 +29,7 @@ __all__ = [
     "now",
     "DeltaContractError",
     "Part",
+    "PartKind",
     "parts_of",
     "BlockRouter",
     "deltas_from_message",
