@@ -12,6 +12,8 @@ from __future__ import annotations
 import secrets
 from typing import Callable, Sequence
 
+from pydantic import BaseModel
+
 from .core import DiagnosticLog
 from .errors import ToolCallError
 from .messages import ChatMessage, DeltaMessage, FunctionCall, ToolCall
@@ -331,6 +333,10 @@ _validate_delta = DeltaMessage.__pydantic_validator__.validate_python
 _TEXT_FIELD = (None, "content", "reasoning")
 _new_object = object.__new__
 _set_attribute = object.__setattr__
+# the model's slots, set through their descriptors (one C call each, no attribute lookup)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
@@ -345,9 +351,9 @@ def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -
         "builtin_tool_calls": [],
         "token_ids": token_ids,
     })
-    _set_attribute(delta, "__pydantic_fields_set__", {_TEXT_FIELD[kind], "token_ids"})
-    _set_attribute(delta, "__pydantic_extra__", None)
-    _set_attribute(delta, "__pydantic_private__", None)
+    _set_fields_set(delta, {_TEXT_FIELD[kind], "token_ids"})
+    _set_extra(delta, None)
+    _set_private(delta, None)
     return delta
 
 
