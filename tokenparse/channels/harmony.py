@@ -36,6 +36,8 @@ class because every structural token handler changes the same few fields and the
 from __future__ import annotations
 
 import codecs
+from itertools import compress
+from itertools import count as _count
 from typing import Sequence
 
 from ..core import DiagnosticLog, SegmentSink
@@ -191,7 +193,7 @@ class HarmonyDecoder:
             if non_text.isdisjoint(token_ids):
                 self._ordinary_run(token_ids)
                 return
-            cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
+            cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))  # positions, in C
         except TypeError:  # an unhashable "ID": it is cut out and reported like a special
             cuts = [i for i, token_id in enumerate(token_ids) if not _hashable(token_id) or token_id in non_text]
         # Structural tokens split the step into runs of ordinary tokens; each run is still

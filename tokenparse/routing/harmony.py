@@ -54,13 +54,14 @@ class HarmonyRouter:
         self._open_pos = pos
         self._is_tool = False
         self._counts_as_reasoning = False
-        if recipient is not None and not classify_recipient(recipient)[0]:
-            # "to=functions." with no name: there is no call to make; keep the text routed
-            # by its channel and the recipient in the diagnostic
-            self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
-            recipient = None
         if recipient is not None:
             name, builtin = classify_recipient(recipient)
+            if not name:
+                # "to=functions." with no name: there is no call to make; keep the text routed
+                # by its channel and the recipient in the diagnostic
+                self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
+                recipient = None
+        if recipient is not None:
             self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
             self._is_tool = True
             self._counts_as_reasoning = builtin or channel == "analysis"
