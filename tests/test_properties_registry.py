@@ -42,6 +42,9 @@ PROFILES = all_profiles()
 _TAGS_ARE_TEXT = {
     name for name in tokenparse.profile_names()
     if (ex := tokenparse.profiles.get_profile(name).example) is not None and (ex.tags_are_text or ex.bare)
+    # another spelling of the tool tag that is text in the family's tokenizer (Granite 3.1's
+    # <tool_call> beside 3.0's <|tool_call|> token) acts when written: that is the format
+    or getattr(tokenparse.profiles.get_profile(name).dialect(), "tool_open_spellings", ())
 }
 EXAMPLES = int(os.environ.get("TOKENPARSE_PROPERTY_EXAMPLES", "25"))
 
