@@ -11,6 +11,7 @@ re-serialisation, duplicate keys kept), and scan each character once. Mistral's 
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, ClassVar, Mapping
@@ -96,7 +97,7 @@ class JsonEnvelopeGrammar:
         self._began = False  # the open envelope has emitted its call
         self._verbatim: list[str] | None = None  # broken arguments: trailing "}"/whitespace held
         self._envelopes = 0
-        self._skip = re.compile(r"[^\s" + re.escape(self.separators) + "]")
+        self._skip = _skip_pattern(self.separators)
 
     def text(self, text: str) -> None:
         if self._verbatim is not None:
@@ -252,6 +253,12 @@ class JsonEnvelopeGrammar:
             code = error.code if isinstance(error, BufferLimitError) else DIAG
             self._log.report(code, f"{self.label} tool call: {error.message}", pos, text=text)
         reader.errors.clear()
+
+
+@functools.cache
+def _skip_pattern(separators: str) -> re.Pattern[str]:
+    """What is not whitespace or a separator (one compiled pattern per grammar class)."""
+    return re.compile(r"[^\s" + re.escape(separators) + "]")
 
 
 def _next_envelope_start(text: str, i: int) -> int:
