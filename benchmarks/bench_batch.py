@@ -284,7 +284,7 @@ def pooled_rates(pool: WorkerPool, rows: list[list[int]]) -> tuple[float, float,
     process's CPU time (each worker's tasks summed; the parent's unpacking included), plus
     the wall-clock rate actually seen on this (shared) machine."""
     size = max(1, -(-len(rows) // (pool.workers * 4)))
-    options = ("auto", False, "stop", batch_module.make_call_id)
+    options = ("auto", False, "stop", batch_module.pooled_call_id)
     tasks = [(rows[i : i + size], TOOLS, None, None, options, i) for i in range(0, len(rows), size)]
     wall0, cpu0 = time.perf_counter(), time.process_time()
     per_worker: dict[int, float] = {}

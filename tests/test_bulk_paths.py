@@ -29,7 +29,8 @@ from test_snapshot import examples  # noqa: F401  (the fixture)
 import tokenparse
 import tokenparse.channels.tags as tags_module
 import tokenparse.json.envelope as envelope_module
-from tokenparse.channels.bulk import MARK, BulkDecoder, bulk_decoder
+import tokenparse.tools.json_envelope as grammar_module
+from tokenparse.channels.bulk import MARK, SEPARATOR, BulkDecoder, bulk_decoder
 from tokenparse.errors import TokenParseError
 from tokenparse.json.envelope import EnvelopeReader
 from tokenparse.json.errors import JsonStreamError
@@ -48,13 +49,13 @@ class per_token_paths:
     """Context: the fast paths switched off (the reference)."""
 
     def __enter__(self):
-        self._saved = tags_module.MIN_BULK_TOKENS, envelope_module.read_whole
+        self._saved = tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole
         tags_module.MIN_BULK_TOKENS = 10**12
-        envelope_module.read_whole = lambda *args: None
+        envelope_module.read_whole = grammar_module.read_whole = lambda *args: None
         return self
 
     def __exit__(self, *exc):
-        tags_module.MIN_BULK_TOKENS, envelope_module.read_whole = self._saved
+        tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole = self._saved
 
 
 def dumps(deltas):
@@ -128,11 +129,16 @@ def test_marks_are_unambiguous():
     table = model.table
     bulk = bulk_decoder(table, model.dialect.special_ids)
     assert isinstance(bulk, BulkDecoder)
-    raw_ff = [i for i, p in enumerate(table.pieces) if p is not None and MARK in p]
-    assert raw_ff and set(raw_ff) <= set(bulk.watched)  # raw byte tokens holding FF are watched
+    raw = [i for i, p in enumerate(table.pieces) if p is not None and (MARK in p or SEPARATOR in p)]
+    assert len(raw) >= 2 and set(raw) <= set(bulk.watched)  # raw byte tokens holding FE / FF are watched
     assert {0, 1} <= set(bulk.watched) and model.dialect.special_ids <= set(bulk.watched)
     ordinary = table.encode("plain text 東京")
-    assert bulk.decode(ordinary) == b"".join(table.pieces[t] for t in ordinary)
+    assert bulk.decode(ordinary) == b"".join(table.pieces[t] + bytes((SEPARATOR,)) for t in ordinary)
+    think = table.id_of("<think>")
+    marked = bulk.decode(ordinary + [think] + ordinary)
+    j = marked.index(bytes((MARK,)))
+    assert marked.count(bytes((SEPARATOR,)), 0, j) == len(ordinary)  # the mark's position
+    assert bulk.watched[marked[j + 1] * 254 + marked[j + 2]] == think
     for bad in ([-1], [10**9], [2**40], ["x"], [None], [1.5], [b"\x00"]):
         assert bulk.decode(ordinary + bad) is None, bad
     assert bulk_decoder(table, model.dialect.special_ids) is bulk  # built once, shared
@@ -254,3 +260,19 @@ class _nothing:
 
     def __exit__(self, *exc):
         return None
+
+
+def test_batch_call_ids_are_unique_across_workers():
+    import re
+
+    from tokenparse.batch import pooled_call_id
+
+    ids = [pooled_call_id() for _ in range(3000)]  # crosses the 1,024-id refill twice
+    assert len(set(ids)) == len(ids) and all(re.fullmatch(r"call_[0-9a-f]{24}", i) for i in ids)
+    model = tokenparse.load("qwen3")
+    table = model.table
+    row = [table.id_of("<tool_call>")] + table.encode('{"name": "add", "arguments": {}}') + [table.id_of("</tool_call>")]
+    pooled_call_id()  # the parent holds a started pool of ids when the workers fork
+    got = model.parse_batch([row] * 64, tools=[{"type": "function", "function": {"name": "add"}}], workers=2)
+    call_ids = [m.tool_calls[0].id for m in got]
+    assert len(set(call_ids)) == 64

@@ -3,15 +3,18 @@
 A channel decoder needs two things from a step: the bytes of its ordinary tokens, and the
 position of every token that needs a look of its own (a tag, a control token, an anchor).
 Per token in Python that is a loop; here it is one call into tiktoken's Rust decoder, built
-once per (table, watched set) with a vocabulary where each *watched* ID decodes to a
-three-byte mark ``FF c1 c2`` (``c1 * 255 + c2`` is the ID's index in :attr:`watched`).
+once per (table, watched set) with a vocabulary where
 
-Why the mark is unambiguous: ``FF`` never occurs in UTF-8, and the IDs whose own piece
-contains that byte (a raw byte token) are watched too, so in the decoded bytes ``FF`` only
-ever starts a mark; the two code bytes are below ``FF``. The mark's code says which ID it
-is, and ``token_ids.index(id, after_the_previous_mark)`` finds its position (a C scan):
-no watched token can sit between the previous mark and that position, or its mark would
-have come first.
+* an ordinary ID decodes to its piece followed by the separator byte ``FE``;
+* a *watched* ID decodes to the three-byte mark ``FF c1 c2`` (``c1 * 254 + c2`` is the
+  ID's index in :attr:`BulkDecoder.watched`; both code bytes are below ``FE``).
+
+Why this is unambiguous: ``FE`` and ``FF`` never occur in UTF-8, and the IDs whose own piece
+contains either byte (raw byte tokens) are watched too, so in the decoded bytes ``FF`` only
+ever starts a mark and ``FE`` only ever ends an ordinary token. Removing the separators
+from the bytes before a mark (one ``bytes.translate``) gives the text, and the number of
+bytes removed is the number of ordinary tokens: the mark's token position, with no per-token
+work in Python.
 
 What else is watched, and why:
 
@@ -33,15 +36,18 @@ from typing import Any, Sequence
 
 from ..tokenizers.table import TokenTable
 
-__all__ = ["BulkDecoder", "bulk_decoder", "MARK", "MIN_BULK_TOKENS"]
+__all__ = ["BulkDecoder", "bulk_decoder", "MARK", "SEPARATOR", "MIN_BULK_TOKENS"]
 
 #: first byte of a watched ID's mark (never part of UTF-8 text)
 MARK = 0xFF
+#: the byte after each ordinary token's piece (never part of UTF-8 text)
+SEPARATOR = 0xFE
+_BASE = 254  # code bytes of a mark stay below SEPARATOR
 #: steps shorter than this are decoded in Python (the native call's fixed cost is higher)
 MIN_BULK_TOKENS = 24
 #: native tables kept at once
 MAX_CACHED = 4
-_MAX_WATCHED = 255 * 255
+_MAX_WATCHED = _BASE * _BASE
 # any pattern will do: the native table is only ever used to decode
 _UNUSED_PATTERN = r"\S+|\s+"
 _DECODE_ERRORS = (KeyError, OverflowError, TypeError, ValueError)
@@ -59,21 +65,22 @@ class BulkDecoder:
         for token_id, piece in enumerate(pieces):
             if piece is None or token_id in marked:
                 continue
-            if MARK in piece or piece in encoder:
+            coded = piece + b"\xfe"
+            if MARK in piece or SEPARATOR in piece or coded in encoder:
                 marked.add(token_id)
                 continue
-            encoder[piece] = token_id
+            encoder[coded] = token_id
         #: watched IDs in mark-code order (only IDs the table has)
         self.watched: tuple[int, ...] = tuple(sorted(i for i in marked if 0 <= i < len(pieces)))
         if len(self.watched) > _MAX_WATCHED:
             raise ValueError("too many watched token IDs for a three-byte mark")
         for code, token_id in enumerate(self.watched):
-            encoder[bytes((MARK, code // 255, code % 255))] = token_id
+            encoder[bytes((MARK, code // _BASE, code % _BASE))] = token_id
         self._decode = _native(encoder)
 
     def decode(self, token_ids: Sequence[int]) -> bytes | None:
-        """Bytes of the step with a mark for each watched ID; ``None`` when an item is not a
-        valid token ID of the table."""
+        """Bytes of the step (each ordinary piece followed by ``FE``, a mark for each
+        watched ID); ``None`` when an item is not a valid token ID of the table."""
         try:
             return self._decode(token_ids)
         except _DECODE_ERRORS:

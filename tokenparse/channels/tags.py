@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import Utf8Stream
-from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder
+from .bulk import MARK, MIN_BULK_TOKENS, SEPARATOR, bulk_decoder
 from .literals import RunLocator, earliest_match, held_prefix_start
 from .tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL, TOOL_CLOSE, TOOL_OPEN, TagTokens
 
@@ -61,6 +61,7 @@ __all__ = ["TagDecoder", "CONTENT", "REASONING", "TOOL", "EOS"]
 #: ``end`` of a segment cut by the end of the stream
 EOS = "eos"
 MARK_BYTE = bytes((MARK,))
+SEPARATOR_BYTE = bytes((SEPARATOR,))
 
 
 class TagDecoder:
@@ -118,7 +119,7 @@ class TagDecoder:
                 elif MARK in data:
                     self._feed_marked(token_ids, data, bulk.watched)
                 else:
-                    self._plain(token_ids, data)
+                    self._plain(token_ids, data.translate(None, SEPARATOR_BYTE))
                 return
         try:
             plain = self._special.isdisjoint(token_ids)
@@ -149,25 +150,26 @@ class TagDecoder:
         pieces = self._pieces
         special = self._special
         find = data.find
-        index = token_ids.index
         base = self.pos
         run: list[bytes] = []  # bytes of the ordinary tokens from run_start on
         run_start = 0
-        cursor = 0  # the next watched token is at or after this index
-        off = 0  # bytes of data consumed
+        k = 0  # tokens of the step before the byte offset ``off``
+        off = 0
         while True:
             j = find(MARK_BYTE, off)
             if j < 0:
                 break
-            token_id = watched[data[j + 1] * 255 + data[j + 2]]
-            k = index(token_id, cursor)
-            item = token_ids[k]
             if j > off:
-                run.append(data[off:j])
+                coded = data[off:j]
+                text = coded.translate(None, SEPARATOR_BYTE)
+                k += len(coded) - len(text)  # one separator per ordinary token
+                run.append(text)
+            token_id = watched[data[j + 1] * 254 + data[j + 2]]
             off = j + 3
-            cursor = k + 1
+            item = token_ids[k]
             if type(item) is int and token_id not in special:
                 run.append(pieces[token_id])  # type: ignore[arg-type]  # an ordinary token watched for its type
+                k += 1
                 continue
             if k > run_start:
                 self.pos = base + k
@@ -175,10 +177,11 @@ class TagDecoder:
             run = []
             self.pos = base + k
             self._special_or_invalid(item)
-            run_start = k + 1
+            k += 1
+            run_start = k
         n = len(token_ids)
         if n > run_start:
-            run.append(data[off:])
+            run.append(data[off:].translate(None, SEPARATOR_BYTE))
             self.pos = base + n
             self._ordinary(b"".join(run), base + run_start, token_ids[run_start:n])
         self.pos = base + n
