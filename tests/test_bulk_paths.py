@@ -30,7 +30,7 @@ import tokenparse
 import tokenparse.channels.tags as tags_module
 import tokenparse.json.envelope as envelope_module
 import tokenparse.tools.json_envelope as grammar_module
-from tokenparse.channels.bulk import MARK, SEPARATOR, BulkDecoder, bulk_decoder
+from tokenparse.channels.bulk import MARK, BulkDecoder, bulk_decoder, mark_positions
 from tokenparse.errors import TokenParseError
 from tokenparse.json.envelope import EnvelopeReader
 from tokenparse.json.errors import JsonStreamError
@@ -129,16 +129,18 @@ def test_marks_are_unambiguous():
     table = model.table
     bulk = bulk_decoder(table, model.dialect.special_ids)
     assert isinstance(bulk, BulkDecoder)
-    raw = [i for i, p in enumerate(table.pieces) if p is not None and (MARK in p or SEPARATOR in p)]
-    assert len(raw) >= 2 and set(raw) <= set(bulk.watched)  # raw byte tokens holding FE / FF are watched
+    raw = [i for i, p in enumerate(table.pieces) if p is not None and MARK in p]
+    assert raw and set(raw) <= set(bulk.watched)  # raw byte tokens holding FF are watched
     assert {0, 1} <= set(bulk.watched) and model.dialect.special_ids <= set(bulk.watched)
     ordinary = table.encode("plain text 東京")
-    assert bulk.decode(ordinary) == b"".join(table.pieces[t] + bytes((SEPARATOR,)) for t in ordinary)
-    think = table.id_of("<think>")
-    marked = bulk.decode(ordinary + [think] + ordinary)
-    j = marked.index(bytes((MARK,)))
-    assert marked.count(bytes((SEPARATOR,)), 0, j) == len(ordinary)  # the mark's position
-    assert bulk.watched[marked[j + 1] * 254 + marked[j + 2]] == think
+    assert bulk.decode(ordinary) == b"".join(table.pieces[t] for t in ordinary)
+    think, end = table.id_of("<think>"), table.id_of("</think>")
+    for row in ([think] + ordinary * 9 + [end] + ordinary, ordinary + [end, think] + ordinary * 9 + [end, end],
+                [end] * 5, ordinary + [1, True, 0, False, 1] + ordinary):
+        data = bulk.decode(row)
+        found = mark_positions(row, data, bulk.watched)
+        assert [(k, t) for _, k, t in found] == [(k, t) for k, t in enumerate(row) if t in bulk.watched]
+        assert [data[j] for j, _, _ in found] == [MARK] * len(found)
     for bad in ([-1], [10**9], [2**40], ["x"], [None], [1.5], [b"\x00"]):
         assert bulk.decode(ordinary + bad) is None, bad
     assert bulk_decoder(table, model.dialect.special_ids) is bulk  # built once, shared

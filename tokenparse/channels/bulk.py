@@ -3,18 +3,17 @@
 A channel decoder needs two things from a step: the bytes of its ordinary tokens, and the
 position of every token that needs a look of its own (a tag, a control token, an anchor).
 Per token in Python that is a loop; here it is one call into tiktoken's Rust decoder, built
-once per (table, watched set) with a vocabulary where
+once per (table, watched set) with a vocabulary where each *watched* ID decodes to the
+three-byte mark ``FF c1 c2`` (``c1 * 255 + c2`` is the ID's index in
+:attr:`BulkDecoder.watched`; both code bytes are below ``FF``).
 
-* an ordinary ID decodes to its piece followed by the separator byte ``FE``;
-* a *watched* ID decodes to the three-byte mark ``FF c1 c2`` (``c1 * 254 + c2`` is the
-  ID's index in :attr:`BulkDecoder.watched`; both code bytes are below ``FE``).
-
-Why this is unambiguous: ``FE`` and ``FF`` never occur in UTF-8, and the IDs whose own piece
-contains either byte (raw byte tokens) are watched too, so in the decoded bytes ``FF`` only
-ever starts a mark and ``FE`` only ever ends an ordinary token. Removing the separators
-from the bytes before a mark (one ``bytes.translate``) gives the text, and the number of
-bytes removed is the number of ordinary tokens: the mark's token position, with no per-token
-work in Python.
+Why a mark is unambiguous: ``FF`` never occurs in UTF-8, and the IDs whose own piece
+contains that byte (raw byte tokens) are watched too, so in the decoded bytes ``FF`` only
+ever starts a mark. The mark's code says which ID it is; its position in the step is found
+with ``list.index`` (a C scan), from the front for marks in the first half of the bytes and
+from the back for the others, so a long run of text between two tags is scanned once at
+most and a run before the first or after the last tag not at all: no watched token can sit
+between two consecutive marks' positions, or its own mark would lie between them.
 
 What else is watched, and why:
 
@@ -36,13 +35,11 @@ from typing import Any, Sequence
 
 from ..tokenizers.table import TokenTable
 
-__all__ = ["BulkDecoder", "bulk_decoder", "MARK", "SEPARATOR", "MIN_BULK_TOKENS"]
+__all__ = ["BulkDecoder", "bulk_decoder", "mark_positions", "MARK", "MIN_BULK_TOKENS"]
 
 #: first byte of a watched ID's mark (never part of UTF-8 text)
 MARK = 0xFF
-#: the byte after each ordinary token's piece (never part of UTF-8 text)
-SEPARATOR = 0xFE
-_BASE = 254  # code bytes of a mark stay below SEPARATOR
+_BASE = 255  # code bytes of a mark stay below MARK
 #: steps shorter than this are decoded in Python (the native call's fixed cost is higher)
 MIN_BULK_TOKENS = 24
 #: native tables kept at once
@@ -65,11 +62,10 @@ class BulkDecoder:
         for token_id, piece in enumerate(pieces):
             if piece is None or token_id in marked:
                 continue
-            coded = piece + b"\xfe"
-            if MARK in piece or SEPARATOR in piece or coded in encoder:
+            if MARK in piece or piece in encoder:
                 marked.add(token_id)
                 continue
-            encoder[coded] = token_id
+            encoder[piece] = token_id
         #: watched IDs in mark-code order (only IDs the table has)
         self.watched: tuple[int, ...] = tuple(sorted(i for i in marked if 0 <= i < len(pieces)))
         if len(self.watched) > _MAX_WATCHED:
@@ -79,12 +75,50 @@ class BulkDecoder:
         self._decode = _native(encoder)
 
     def decode(self, token_ids: Sequence[int]) -> bytes | None:
-        """Bytes of the step (each ordinary piece followed by ``FE``, a mark for each
-        watched ID); ``None`` when an item is not a valid token ID of the table."""
+        """Bytes of the step with a mark for each watched ID; ``None`` when an item is not a
+        valid token ID of the table."""
         try:
             return self._decode(token_ids)
         except _DECODE_ERRORS:
             return None
+
+
+def mark_positions(token_ids: list[int], data: bytes, watched: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(byte offset, position, watched ID) of every mark in ``data``, the decoded bytes of
+    ``token_ids``, in order (see the module docstring for how positions are found)."""
+    marks: list[tuple[int, int]] = []  # (byte offset, watched ID)
+    find = data.find
+    j = find(_MARK_BYTE)
+    while j >= 0:
+        marks.append((j, watched[data[j + 1] * _BASE + data[j + 2]]))
+        j = find(_MARK_BYTE, j + 3)
+    half = len(data) // 2
+    out: list[tuple[int, int, int]] = []
+    index = token_ids.index
+    cursor = 0
+    split = 0
+    for offset, token_id in marks:
+        if offset >= half:
+            break
+        cursor = index(token_id, cursor)
+        out.append((offset, cursor, token_id))
+        cursor += 1
+        split += 1
+    if split < len(marks):
+        n = len(token_ids)
+        backwards = token_ids[: cursor - 1 if cursor else None : -1] if cursor else token_ids[::-1]
+        found = []
+        at = 0
+        index = backwards.index
+        for offset, token_id in reversed(marks[split:]):
+            at = index(token_id, at)
+            found.append((offset, n - 1 - at, token_id))
+            at += 1
+        out.extend(reversed(found))
+    return out
+
+
+_MARK_BYTE = bytes((MARK,))
 
 
 def _native(encoder: dict[bytes, int]) -> Any:

@@ -52,7 +52,7 @@ from typing import Any, Callable, Sequence
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import Utf8Stream
-from .bulk import MARK, MIN_BULK_TOKENS, SEPARATOR, bulk_decoder
+from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
 from .tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL, TOOL_CLOSE, TOOL_OPEN, TagTokens
 
@@ -60,8 +60,6 @@ __all__ = ["TagDecoder", "CONTENT", "REASONING", "TOOL", "EOS"]
 
 #: ``end`` of a segment cut by the end of the stream
 EOS = "eos"
-MARK_BYTE = bytes((MARK,))
-SEPARATOR_BYTE = bytes((SEPARATOR,))
 
 
 class TagDecoder:
@@ -119,7 +117,7 @@ class TagDecoder:
                 elif MARK in data:
                     self._feed_marked(token_ids, data, bulk.watched)
                 else:
-                    self._plain(token_ids, data.translate(None, SEPARATOR_BYTE))
+                    self._plain(token_ids, data)
                 return
         try:
             plain = self._special.isdisjoint(token_ids)
@@ -147,43 +145,35 @@ class TagDecoder:
     def _feed_marked(self, token_ids: Sequence[int], data: bytes, watched: tuple[int, ...]) -> None:
         """A step decoded in one native call with its watched tokens marked (see
         :mod:`.bulk`): the same runs and tokens, in the same order, as :meth:`_feed_slow`."""
+        if type(token_ids) is not list and type(token_ids) is not tuple:
+            token_ids = list(token_ids)
         pieces = self._pieces
         special = self._special
-        find = data.find
         base = self.pos
         run: list[bytes] = []  # bytes of the ordinary tokens from run_start on
         run_start = 0
-        k = 0  # tokens of the step before the byte offset ``off``
-        off = 0
-        while True:
-            j = find(MARK_BYTE, off)
-            if j < 0:
-                break
+        off = 0  # bytes of data consumed
+        for j, k, token_id in mark_positions(token_ids, data, watched):  # type: ignore[arg-type]
             if j > off:
-                coded = data[off:j]
-                text = coded.translate(None, SEPARATOR_BYTE)
-                k += len(coded) - len(text)  # one separator per ordinary token
-                run.append(text)
-            token_id = watched[data[j + 1] * 254 + data[j + 2]]
+                run.append(data[off:j])
             off = j + 3
             item = token_ids[k]
             if type(item) is int and token_id not in special:
                 run.append(pieces[token_id])  # type: ignore[arg-type]  # an ordinary token watched for its type
-                k += 1
                 continue
             if k > run_start:
                 self.pos = base + k
-                self._ordinary(b"".join(run), base + run_start, token_ids[run_start:k])
+                # the run's IDs locate text tags; without any, they are not needed
+                self._ordinary(b"".join(run), base + run_start, token_ids[run_start:k] if self._patterns else None)
             run = []
             self.pos = base + k
             self._special_or_invalid(item)
-            k += 1
-            run_start = k
+            run_start = k + 1
         n = len(token_ids)
         if n > run_start:
-            run.append(data[off:].translate(None, SEPARATOR_BYTE))
+            run.append(data[off:])
             self.pos = base + n
-            self._ordinary(b"".join(run), base + run_start, token_ids[run_start:n])
+            self._ordinary(b"".join(run), base + run_start, token_ids[run_start:n] if self._patterns else None)
         self.pos = base + n
 
     def _join(self, token_ids: Sequence[int], n: int) -> bytes | None:
