@@ -30,6 +30,7 @@ import tokenparse
 import tokenparse.channels.tags as tags_module
 import tokenparse.json.envelope as envelope_module
 import tokenparse.tools.json_envelope as grammar_module
+import tokenparse.tools.shared as shared_module
 from tokenparse.channels.bulk import MARK, BulkDecoder, bulk_decoder, mark_positions
 from tokenparse.errors import TokenParseError
 from tokenparse.json.envelope import EnvelopeReader
@@ -49,13 +50,16 @@ class per_token_paths:
     """Context: the fast paths switched off (the reference)."""
 
     def __enter__(self):
-        self._saved = tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole
+        self._saved = (tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole,
+                       shared_module.container_end)
         tags_module.MIN_BULK_TOKENS = 10**12
         envelope_module.read_whole = grammar_module.read_whole = lambda *args: None
+        shared_module.container_end = lambda *args: -1
         return self
 
     def __exit__(self, *exc):
-        tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole = self._saved
+        (tags_module.MIN_BULK_TOKENS, envelope_module.read_whole, grammar_module.read_whole,
+         shared_module.container_end) = self._saved
 
 
 def dumps(deltas):
@@ -278,3 +282,38 @@ def test_batch_call_ids_are_unique_across_workers():
     got = model.parse_batch([row] * 64, tools=[{"type": "function", "function": {"name": "add"}}], workers=2)
     call_ids = [m.tool_calls[0].id for m in got]
     assert len(set(call_ids)) == 64
+
+
+def stream_args(text, *, strict, fast):
+    """JsonArgsStream over one chunk: what it emitted, returned, raised and reported at the end."""
+    from tokenparse.tools.shared import ArgsError, JsonArgsStream
+
+    emitted = []
+
+    class Out:
+        def tool_args(self, piece):
+            emitted.append(piece)
+
+    saved = shared_module.container_end
+    if not fast:
+        shared_module.container_end = lambda *args: -1
+    try:
+        stream = JsonArgsStream(Out(), strict=strict)
+        try:
+            end = stream.feed(text)
+        except ArgsError as error:
+            return ("broken", error.message, error.rest, "".join(emitted))
+        return (end, stream.done, stream.finish(), "".join(emitted))
+    finally:
+        shared_module.container_end = saved
+
+
+@settings(max_examples=max(200, EXAMPLES * 8), deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(value=st.one_of(_odd, _values.map(json.dumps), _values.map(lambda v: json.dumps(v, indent=1))),
+       lead=st.sampled_from(["", " ", "\n"]), tail=st.sampled_from(["", " ", "\n```", "}", "x", ","]),
+       cut=st.integers(0, 10**6), strict=st.booleans())
+def test_whole_arguments_equal_incremental(value, lead, tail, cut, strict):
+    text = (lead + value + tail)[:cut]
+    note(repr(text))
+    assert stream_args(text, strict=strict, fast=True) == stream_args(text, strict=strict, fast=False)

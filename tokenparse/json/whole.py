@@ -27,7 +27,7 @@ import re
 from json.scanner import make_scanner
 from typing import Any, Callable
 
-__all__ = ["WholeCall", "read_whole"]
+__all__ = ["WholeCall", "read_whole", "container_end"]
 
 #: (name, arguments text, ignored members as (key, value source))
 WholeCall = tuple[str, str, list[tuple[str, str]]]
@@ -106,6 +106,19 @@ def read_whole(
     if end - i > max_chars:
         return None
     return calls, end
+
+
+def container_end(text: str, i: int, strict: bool, max_depth: int) -> int:
+    """Index just past the object or array starting at ``text[i]`` when the C scanner reads
+    it whole and the incremental scanner would accept it too (the same declines as
+    :func:`read_whole`), else ``-1``."""
+    try:
+        _, end = _SCAN[strict](text, i)
+    except _FAILURES:
+        return -1
+    if text.count("{", i, end) + text.count("[", i, end) > max_depth:
+        return -1
+    return end
 
 
 def _envelope(
