@@ -106,7 +106,7 @@ def mark_positions(token_ids: list[int], data: bytes, watched: tuple[int, ...]) 
         split += 1
     if split < len(marks):
         n = len(token_ids)
-        backwards = token_ids[: cursor - 1 if cursor else None : -1] if cursor else token_ids[::-1]
+        backwards = token_ids[: cursor - 1 : -1] if cursor else token_ids[::-1]  # positions >= cursor, last first
         found = []
         at = 0
         index = backwards.index
@@ -141,7 +141,10 @@ def bulk_decoder(table: TokenTable, watched: frozenset[int]) -> BulkDecoder | No
     key = (id(table), watched)
     entry = _CACHE.get(key)
     if entry is not None and entry[0] is table:
-        _CACHE.move_to_end(key)
+        try:
+            _CACHE.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile: it is still valid here
+            pass
         return entry[1]
     try:
         decoder: BulkDecoder | None = BulkDecoder(table, watched)
