@@ -128,3 +128,25 @@ def test_every_grammar_name_loads():
         dialect = dialect_from_spec({"name": grammar, "tools": {"open": "<|tool_call_start|>", "grammar": grammar}})
         assert dialect.grammar is not None
         dialect.bind(added_token_table("lfm2"))
+
+
+def test_declared_wrappers_and_open_spellings(tmp_path, table):
+    spec = {
+        "name": "wrapped",
+        "reasoning": {"open": "<think>", "close": "</think>"},
+        "tools": {"open": "<|tool_call_start|>", "close": "<|tool_call_end|>", "grammar": "pythonic",
+                  "open_spellings": ["<call>"]},
+        "wrappers": [["<answer>", "</answer>"]],
+    }
+    path = tmp_path / "wrapped.json"
+    path.write_text(json.dumps(spec))
+    model = tokenparse.load(str(path), tokenizer=table)
+    assert model.dialect.matching["<answer>"] == "text" and model.dialect.matching["<call>"] == "text"
+    text = "<think>Plan.</think><answer>Sure.</answer><call>[get_time()]<|tool_call_end|>"
+    outcome = check_stream(model, encode(table, text, LFM_TAGS), WEATHER_TOOLS)
+    assert (outcome.reasoning, outcome.content, outcome.calls) == ("Plan.", "Sure.", [("get_time", "{}")])
+    for bad, field in (({"wrappers": [["<a>"]]}, "wrappers"), ({"wrappers": "<a>"}, "wrappers")):
+        path.write_text(json.dumps({**spec, **bad}))
+        with pytest.raises(DialectSpecError) as info:
+            tokenparse.load(str(path), tokenizer=table)
+        assert info.value.field == field

@@ -34,23 +34,30 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "deepseek-r1": (
         ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<think>", "</think>"),
-        "'<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n```json\\n'"
-        "{{'<｜Assistant｜><think>\\n'}}",
+        # DeepSeek-R1's template (the R1-Distill copy llama.cpp keeps in models/templates)
+        "{{'\\n' + '<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n' + "
+        "'```json' + '\\n' + tool['function']['arguments'] + '\\n' + '```' + '<｜tool▁call▁end｜>'}}"
+        "{%- if add_generation_prompt and not ns.is_tool -%}{{'<｜Assistant｜><think>\\n'}}",
     ),
     "deepseek-v3": (
         ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>"),
-        "'<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n```json\\n'",
+        # the call line DeepSeek-V3's template shares with R1's (above), without the <think> prompt
+        "{{'\\n' + '<｜tool▁call▁begin｜>' + tool['type'] + '<｜tool▁sep｜>' + tool['function']['name'] + '\\n' + "
+        "'```json' + '\\n' + tool['function']['arguments'] + '\\n' + '```' + '<｜tool▁call▁end｜>'}}",
     ),
     "deepseek-v3.1": (
         ("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<think>", "</think>"),
-        "'<｜tool▁call▁begin｜>' + tool['function']['name'] + '<｜tool▁sep｜>' + tool['function']['arguments']"
-        "{%- if thinking %}{{'<think>'}}{%- else %}{{'</think>'}}{%- endif %}",
+        # DeepSeek-V3.1's template (llama.cpp models/templates/deepseek-ai-DeepSeek-V3.1.jinja)
+        "{{'<｜tool▁call▁begin｜>'+ tool['function']['name'] + '<｜tool▁sep｜>' + tool['function']['arguments'] + "
+        "'<｜tool▁call▁end｜>'}}{%- if not thinking -%}{{'</think>'}}\n    {%- else -%}{{'<think>'}}",
     ),
     "deepseek-v3.2": (("｜DSML｜", "<think>", "</think>"), "<｜DSML｜function_calls>\n<｜DSML｜invoke name="),
     "deepseek-v4": (("｜DSML｜", "<think>", "</think>"), "<｜DSML｜tool_calls>\n<｜DSML｜invoke name= <think>"),
     "glm-4.5": (
         ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<think>", "</think>"),
-        "{{- '<|assistant|>' }}{% if not enable_thinking %}{{- '\\n<think></think>' }}{% endif %}",
+        # GLM-4.5 / 4.6's template (llama.cpp models/templates/glm_4_5.jinja)
+        "<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>{arg-value-1}</arg_value>\n"
+        "<|assistant|>{{- '\\n<think></think>' if (enable_thinking is defined and not enable_thinking) else '' -}}",
     ),
     "glm-4.7": (
         ("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<think>", "</think>"),
@@ -63,7 +70,10 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "mistral": (("[INST]", "[/INST]", "[TOOL_CALLS]", "[ARGS]", "[THINK]", "[/THINK]"), ""),
     "llama3": (("<|begin_of_text|>", "<|eot_id|>", "<|python_tag|>"), ""),
-    "minimax-m2": (("<think>", "</think>"), "<minimax:tool_call>\n<invoke name=\"tool-name-1\">"),
+    # MiniMax-M2's template (llama.cpp models/templates/unsloth-MiniMax-M2.jinja)
+    "minimax-m2": (("<think>", "</think>"), "{%- set toolcall_begin_token   = '<minimax:tool_call>'         -%}\n"
+                   "{{- '\\n' ~ toolcall_begin_token }}\n<invoke name=\"tool-name-1\">\n"
+                   "{{- ']~b]ai' ~ '\\n' ~ '<think>' ~ '\\n' }}"),
     # the further families: their added tokens, and for those with look-alikes a template excerpt
     "seed-oss": (("<seed:bos>", "<seed:eos>", "<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"), ""),
     "longcat": (("<longcat_tool_call>", "</longcat_tool_call>"), ""),
@@ -94,6 +104,10 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "hy-v3": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<tool_sep>", "<arg_key>", "</arg_key>",
                "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
     "apertus": (("<|tools_prefix|>", "<|tools_suffix|>"), ""),
+    # Hunyuan-A13B-Instruct's special tokens and template fragments (its tags are text)
+    "hunyuan-a13b": (("<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<|eos|>"),
+                     "如果你决定调用任何函数，你必须将其格式化为<tool_calls>[{\\\"name\\\": ...以助手：开头"),
+    "ernie-4.5": (("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"), ""),
 }
 
 

@@ -160,6 +160,27 @@ ROWS = [
         '<think>Plan.</think>Sure.<function_calls>\nget_weather(location="Paris")\nadd(x=1, y=true)\n</function_calls>',
         "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1, "y": True})],
         think=("<think>", "</think>"), block="<function_calls>\nget_time()\n</function_calls>"),
+    # cut before "\n</answer>" (the truncation check cuts the end off: it must be the call's)
+    Row("hunyuan-a13b", "text", (),
+        f"<think>\nPlan.\n</think>\n<answer>\nSure.<tool_calls>[{WEATHER}]</tool_calls>", "Plan.", "Sure.",
+        [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"),
+        block='<tool_calls>[{"name": "get_time", "arguments": {}}]</tool_calls>'),
+    Row("ernie-4.5", "placeholder", ("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"),
+        f"Plan.\n</think>\n\n\nSure.\n<tool_call>\n{WEATHER}\n</tool_call>", "Plan.", "Sure.",
+        [("get_weather", {"location": "Paris"})], think=("<think>", "</think>"), starts_in_reasoning=True,
+        block=f"<tool_call>\n{WEATHER}\n</tool_call>"),
+    Row("spark2.5", "text", (),
+        "Sure.<tool_call>get_weather\n<arg_key>location</arg_key><arg_value>Paris</arg_value>\n"
+        "</tool_call><tool_call>add\n<arg_key>x</arg_key><arg_value>1</arg_value>\n</tool_call>",
+        None, "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]),
+    Row("telechat4", "placeholder", ("<think>", "</think>", "<tool_call>", "</tool_call>"),
+        f"<think>Plan.</think>Sure.<tool_call>{WEATHER}</tool_call><tool_call>\nadd<param_key>x</param_key>"
+        "<param_value>1</param_value></tool_call>",
+        "Plan.", "Sure.", [("get_weather", {"location": "Paris"}), ("add", {"x": 1})], think=("<think>", "</think>"),
+        block="<tool_call>get_time</tool_call>"),
+    Row("telechat4", "text", (),
+        "Sure.<tool_call>\nget_weather<param_key>location</param_key><param_value>Paris</param_value></tool_call>",
+        None, "Sure.", [("get_weather", {"location": "Paris"})]),
 ]
 
 

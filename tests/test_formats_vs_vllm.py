@@ -7,7 +7,14 @@ kept, as vLLM runs it), in vLLM's own virtual environment: ``TOKENPARSE_VLLM_PYT
 skipped locally and fails under CI.
 
 vLLM's tool parsers see the text after reasoning (its reasoning parser runs first), so they
-get the example from the reasoning close tag on. Differences, each explained:
+get the example from the reasoning close tag on; for Hunyuan-A13B and ERNIE 4.5, whose
+reasoning parsers also take the answer's wrapper tags off, vLLM's reasoning parser runs first
+here too. Differences, each explained:
+
+* Hunyuan-A13B / ERNIE 4.5 wrappers: see ``WRAPPER_DIFFERENCES`` (vLLM keeps an open tag
+  where its parser does not expect one); vLLM's Hunyuan parser also drops calls written
+  inside ``<think>`` (tokenparse reads them, as every row does) and strips a leading
+  ``助手：`` from an answer without calls (tokenparse keeps the model's text);
 
 * content: vLLM strips the text around calls; tokenparse keeps it as written (so the
   comparison strips both). vLLM's OLMo 3 parser drops the text before the calls altogether;
@@ -51,7 +58,12 @@ VLLM_PARSER = {
     "step3": "step3",
     "gigachat3": "gigachat3",
     "apertus": "apertus",
+    "hunyuan-a13b": "hunyuan_a13b",
+    "ernie-4.5": "ernie45",
 }
+#: profile -> the vLLM reasoning parser that runs before its tool parser (its content is what
+#: the tool parser sees; these two also take the answer's wrapper tags off)
+VLLM_REASONING = {"hunyuan-a13b": "hunyuan_a13b", "ernie-4.5": "ernie45"}
 
 _SCRIPT = r"""
 import json, sys
@@ -68,12 +80,20 @@ for case in cases:
     tok.vocab = vocab
     tok.convert_tokens_to_ids.side_effect = lambda t: vocab.get(t)
     tools = [ChatCompletionToolsParam(**tool) for tool in case["tools"]]
-    parser = ToolParserManager.get_tool_parser(case["parser"])(tok, tools)
     request = MagicMock()
     request.tools = tools
-    info = parser.extract_tool_calls(case["text"], request)
-    out.append({"calls": [[c.function.name, c.function.arguments] for c in info.tool_calls],
-                "content": info.content})
+    text, reasoning = case["text"], None
+    if case.get("reasoning_parser"):
+        from vllm.reasoning import ReasoningParserManager
+        reasoner = ReasoningParserManager.get_reasoning_parser(case["reasoning_parser"])(tok)
+        reasoning, text = reasoner.extract_reasoning(text, request)
+    if case.get("parser"):
+        parser = ToolParserManager.get_tool_parser(case["parser"])(tok, tools)
+        info = parser.extract_tool_calls(text or "", request)
+        calls, content = [[c.function.name, c.function.arguments] for c in info.tool_calls], info.content
+    else:
+        calls, content = [], text
+    out.append({"calls": calls, "content": content, "reasoning": reasoning})
 print("RESULT" + json.dumps(out))
 """
 
@@ -89,8 +109,9 @@ def _vllm_python() -> str:
 
 
 def _tool_text(row) -> str:
-    """What vLLM's tool parser is given: the example after its reasoning span."""
-    if row.reasoning is None:
+    """What vLLM's tool parser is given: the example after its reasoning span (the whole
+    example where vLLM's own reasoning parser takes it apart first)."""
+    if row.reasoning is None or row.profile in VLLM_REASONING:
         return row.example
     close = row.think[1] if row.think else "</think>"
     return row.example.split(close, 1)[1]
@@ -109,7 +130,8 @@ CONTENT_DROPPED_BY_VLLM = {"olmo3"}
 def vllm_results():
     python = _vllm_python()
     cases = [
-        {"parser": VLLM_PARSER[row.profile], "text": _tool_text(row), "literals": list(row.tags), "tools": WEATHER_TOOLS}
+        {"parser": VLLM_PARSER[row.profile], "text": _tool_text(row), "literals": list(row.tags), "tools": WEATHER_TOOLS,
+         "reasoning_parser": VLLM_REASONING.get(row.profile)}
         for row in CASES
     ]
     done = subprocess.run(
@@ -132,11 +154,89 @@ def test_same_calls_as_vllm(row, vllm_results):
     our_calls = [(name, json.loads(args)) for name, args in ours.calls]
     their_calls = [(name, json.loads(args)) for name, args in theirs["calls"]]
     assert our_calls == their_calls
+    if row.profile in VLLM_REASONING:
+        assert _strip(ours.reasoning) == _strip(theirs["reasoning"])
     if row.profile in CONTENT_DROPPED_BY_VLLM:
         assert theirs["content"] is None and ours.content == row.content
     else:
         assert _strip(ours.content) == _strip(theirs["content"])
 
+
+
+#: answers in their wrapper tags, without calls: (profile, table row tags, prompt, text,
+#: reasoning, content). Where vLLM differs it is named in ``WRAPPER_DIFFERENCES``.
+ANSWER_TAGS = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>")
+WRAPPED_ANSWERS = [
+    ("hunyuan-a13b", "<think>\nPlan.\n</think>\n<answer>\nIt is sunny.\n</answer>", "Plan.", "It is sunny."),
+    ("hunyuan-a13b", "<think>\nPlan.\n</think>\n<answer>\nIt is", "Plan.", "It is"),
+    ("hunyuan-a13b", "<think>\nPlan.\n</think>\n<answer>\nUse <answer> tags.\n</answer>", "Plan.", "Use <answer> tags."),
+    ("hunyuan-a13b", "<answer>\nIt is sunny.\n</answer>", None, "It is sunny."),
+    ("ernie-4.5", "Plan.\n</think>\n\n<response>\nIt is sunny.\n</response>\n", "Plan.", "It is sunny."),
+    ("ernie-4.5", "Plan.\n</think>\nIt is sunny.", "Plan.", "It is sunny."),
+    ("ernie-4.5", "Plan.\n</think>\n\n<response>\nIt is", "Plan.", "It is"),
+]
+#: vLLM keeps a wrapper tag here, tokenparse drops it: Hunyuan's parser only knows the
+#: wrapper after a think block (thinking off, the model opens <answer> itself); ERNIE's
+#: non-streaming path keeps <response> when </response> is missing (its streaming path drops it)
+WRAPPER_DIFFERENCES = {("hunyuan-a13b", 3): "<answer>", ("ernie-4.5", 6): "<response>"}
+
+
+#: Granite 3.1 writes the tool tag as text (``<tool_call>``), 3.0 as the ``<|tool_call|>`` token
+GRANITE_31 = [
+    f'<tool_call> [{{"name": "get_weather", "arguments": {{"location": "Paris"}}}}]',
+    'Sure. <tool_call>[{"name": "get_time", "arguments": {}}, {"name": "add", "arguments": {"x": 1}}]',
+]
+_TAGS = {"ernie-4.5": ANSWER_TAGS, "granite-3": ("<|tool_call|>",)}
+
+
+def _answer_row(profile, text, reasoning, content):
+    from test_dialects_more import Row
+
+    tags = _TAGS.get(profile, ())
+    return Row(profile, "placeholder" if tags else "text", tags, text, reasoning, content, [],
+               starts_in_reasoning=profile == "ernie-4.5")
+
+
+@pytest.fixture(scope="module")
+def vllm_answers():
+    python = _vllm_python()
+    cases = [{"parser": None, "reasoning_parser": VLLM_REASONING[p], "text": t,
+              "literals": list(_answer_row(p, t, r, c).tags), "tools": WEATHER_TOOLS} for p, t, r, c in WRAPPED_ANSWERS]
+    cases += [{"parser": "granite", "text": t, "literals": list(_TAGS["granite-3"]), "tools": WEATHER_TOOLS}
+              for t in GRANITE_31]
+    done = subprocess.run(
+        [python, "-c", _SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600,
+        env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
+
+
+@pytest.mark.parametrize("index", range(len(WRAPPED_ANSWERS)), ids=[f"{c[0]}-{i}" for i, c in enumerate(WRAPPED_ANSWERS)])
+def test_answer_wrappers_as_vllm(index, vllm_answers):
+    profile, text, reasoning, content = WRAPPED_ANSWERS[index]
+    row = _answer_row(profile, text, reasoning, content)
+    ours = check_stream(_model(row), _ids(row, text), WEATHER_TOOLS)
+    theirs = vllm_answers[index]
+    assert (ours.reasoning, ours.content) == (reasoning, content)
+    assert ours.diagnostics == [] and ours.calls == []
+    assert _strip(theirs["reasoning"]) == _strip(reasoning)
+    kept = WRAPPER_DIFFERENCES.get((profile, index))
+    if kept:
+        assert _strip(theirs["content"]) == kept + "\n" + content
+    else:
+        assert _strip(theirs["content"]) == content
+
+
+@pytest.mark.parametrize("index", range(len(GRANITE_31)))
+def test_granite_31_text_tag_as_vllm(index, vllm_answers):
+    text = GRANITE_31[index]
+    row = _answer_row("granite-3", text, None, None)
+    ours = check_stream(_model(row), _ids(row, text), WEATHER_TOOLS)
+    theirs = vllm_answers[len(WRAPPED_ANSWERS) + index]
+    assert [(n, json.loads(a)) for n, a in ours.calls] == [(n, json.loads(a)) for n, a in theirs["calls"]]
+    assert len(ours.calls) == text.count('"name"')
+    assert _strip(ours.content) == _strip(theirs["content"])
 
 
 _NAMES_SCRIPT = r"""

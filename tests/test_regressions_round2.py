@@ -351,6 +351,26 @@ def test_dsml_text_spelled_tags_inside_a_value_do_not_end_it(profile):
     assert out.parsed_calls == [("get_weather", {"location": fake})]
 
 
+
+@pytest.mark.parametrize("profile", ["deepseek-v3.2", "deepseek-v4", "gigachat3.5"])
+@pytest.mark.parametrize("value", ["qz00xtrue", "maybe", ""])
+def test_dsml_type_attribute_neither_true_nor_false_is_reported(profile, value):
+    """``string="maybe"``: the schema types the value, and the attribute's text is in a
+    diagnostic, not dropped (found by the registry fuzz on gigachat3.5)."""
+    if profile == "gigachat3.5":
+        d, block = "｜GCML｜", "tool_calls"
+    else:
+        d, block = "｜DSML｜", "function_calls" if profile == "deepseek-v3.2" else "tool_calls"
+    model = registry_model(profile)
+    start = [] if profile == "gigachat3.5" else ids(profile, "</think>")
+    items = start + ids(profile, "Checking.<", d, block + "><", d, 'invoke name="get_weather"><', d,
+                        f'parameter name="location" string="{value}">Paris</', d, "parameter></", d,
+                        "invoke></", d, block + ">")
+    out = check_stream(model, items, TOOLS)
+    assert out.parsed_calls == [("get_weather", {"location": "Paris"})]
+    assert f'string="{value}"' in texts(out)
+
+
 # -- 9. memory and caps ---------------------------------------------------------------------------
 
 

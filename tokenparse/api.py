@@ -21,7 +21,8 @@ __all__ = ["load", "Model", "Parser"]
 def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...); ``"auto"`` detects it from ``tokenizer``.
 
-    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.dialects_file`).
+    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.dialects_file`);
+    ``"hf"`` is the one the tokenizer's ``response_template`` declares (:mod:`tokenparse.dialects_template`).
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
@@ -33,6 +34,10 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
 
     if is_dialect_file(profile):  # a dialect declared in a TOML / JSON file
         spec = profile_from_file(profile)
+    elif profile == "hf":  # the dialect the tokenizer's response_template declares (vLLM's hf parser)
+        from .dialects_template import profile_from_response_template
+
+        spec = profile_from_response_template(tokenizer)
     else:
         if profile.lower() == "auto":  # detection builds the table; reuse it
             from .detection import resolve

@@ -368,6 +368,12 @@ def _matching_mode(dialect: object) -> str:
         mode += "; as text where several tokens: " + " ".join(text_tags)
     if getattr(dialect, "implicit_json_call", False):
         mode += "; a response that starts with a call is one"
+    spellings = getattr(dialect, "tool_open_spellings", ())
+    if spellings:
+        mode += "; the open tag also as " + " ".join(spellings) + " (by ID, else as text)"
+    wrappers = getattr(dialect, "wrappers", ())
+    if wrappers:
+        mode += "; answer wrappers dropped (by ID, else as text): " + " ".join(f"{o} {c}" for o, c in wrappers)
     grammar = getattr(dialect, "grammar", None)
     grammar = getattr(grammar, "func", grammar)  # a grammar with bound options
     if grammar is not None:

@@ -70,6 +70,9 @@ _DSML = "｜DSML｜"
 #: Qwen3-Coder / Qwen3.5 templates show the XML call form; Qwen3's shows the JSON envelope
 _XML_CALL = ("<function=", "<parameter=")
 _GLM_47_PROMPT = "<|assistant|><think>"
+#: tokenizers with Qwen's block tokens that are not Qwen's: GLM (argument tags), ERNIE 4.5
+#: (its answer wrapper)
+_NOT_QWEN = _GLM_ARGS + ("<response>",)
 
 #: how pythonic templates (Llama 3.2, Llama 4) describe a call
 _PYTHONIC = "[func_name1("
@@ -79,9 +82,9 @@ _LLAMA4 = ("<|header_start|>", "<|python_start|>", "<|python_end|>")
 #: one row per built-in profile; every row is tried, and more than one match is an ambiguity
 RULES: list[Rule] = [
     Rule("gpt-oss", tokens=("<|start|>", "<|channel|>", "<|message|>", "<|call|>"), model_types=("gpt_oss",)),
-    Rule("qwen3", tokens=_QWEN_BLOCK, without_tokens=_GLM_ARGS, template=("<args-json-object>",)),
-    Rule("qwen3-coder", tokens=_QWEN_BLOCK, without_tokens=_GLM_ARGS, template=_XML_CALL, without_template=("<think>",)),
-    Rule("qwen3.5", tokens=_QWEN_BLOCK + _THINK, without_tokens=_GLM_ARGS, template=_XML_CALL + ("<think>",)),
+    Rule("qwen3", tokens=_QWEN_BLOCK, without_tokens=_NOT_QWEN, template=("<args-json-object>",)),
+    Rule("qwen3-coder", tokens=_QWEN_BLOCK, without_tokens=_NOT_QWEN, template=_XML_CALL, without_template=("<think>",)),
+    Rule("qwen3.5", tokens=_QWEN_BLOCK + _THINK, without_tokens=_NOT_QWEN, template=_XML_CALL + ("<think>",)),
     Rule("deepseek-r1", tokens=_DEEPSEEK, template=("```json", "<think>"), without_template=(_DSML,)),
     Rule("deepseek-v3", tokens=_DEEPSEEK, template=("```json",), without_template=("<think>", _DSML)),
     Rule("deepseek-v3.1", tokens=_DEEPSEEK, template=("<think>",), without_template=("```json", _DSML)),
@@ -125,6 +128,14 @@ RULES: list[Rule] = [
     Rule("gigachat3.5", tokens=("<|role_sep|>",), template=("｜GCML｜",)),
     Rule("hy-v3", tokens=("<tool_calls>", "<tool_call>", "<tool_sep>", "<arg_key>")),
     Rule("apertus", tokens=("<|tools_prefix|>", "<|tools_suffix|>")),
+    # Hunyuan-A13B's tags are all text: its template asks for "<tool_calls>[{..." and for
+    # plain answers that begin "助手：" (Hunyuan-A13B-Instruct tokenizer_config.json)
+    Rule("hunyuan-a13b", tokens=("<|extra_0|>", "<|extra_4|>"), template=("<tool_calls>[{", "助手：")),
+    Rule("ernie-4.5", tokens=("<response>", "</response>", "<tool_call>", "</tool_call>")),
+    # Spark 2.5 and TeleChat4 tokenizers are not published in a form that could be checked:
+    # name the profile (a GLM-like tokenizer is read as glm-4.5, the same call layout)
+    Rule("spark2.5"),
+    Rule("telechat4"),
 ]
 
 

@@ -20,8 +20,11 @@ whose ``field`` names the bad entry (``tools.grammar``, ``reasoning.open``...). 
     arguments_keys = ["arguments", "parameters"]
     ends_reasoning = false            # a tool block inside reasoning ends it
 
+    open_spellings = ["<tools>"]      # other spellings of the open tag (by ID, else as text)
+
     text_tags = ["<tool_call>"]       # tags that may be several tokens (matched as text then)
     optional = []                     # tags the tokenizer may lack (their feature is off)
+    wrappers = [["<answer>", "</answer>"]]  # tags around the answer, dropped from content
 
 The same keys work in JSON (``{"name": ..., "tools": {"open": ..., "grammar": ...}}``).
 Tags are matched by token ID when they are one added token of the tokenizer, as for every
@@ -60,9 +63,9 @@ GRAMMARS: dict[str, tuple[str, str, str | None, str]] = {
                   '<|plugin|>{"name": N, "parameters": {...}}'),
 }
 
-_TOP_KEYS = {"name", "description", "start", "reasoning", "tools", "text_tags", "optional"}
+_TOP_KEYS = {"name", "description", "start", "reasoning", "tools", "text_tags", "optional", "wrappers"}
 _REASONING_KEYS = {"open", "close"}
-_TOOLS_KEYS = {"open", "close", "grammar", "name_keys", "arguments_keys", "ends_reasoning"}
+_TOOLS_KEYS = {"open", "close", "grammar", "name_keys", "arguments_keys", "ends_reasoning", "open_spellings"}
 
 
 def is_dialect_file(profile: Any) -> bool:
@@ -157,6 +160,16 @@ def dialect_from_spec(spec: Any) -> TagDialect:
         if not isinstance(ends, bool):
             raise DialectSpecError("tools.ends_reasoning", f"must be true or false, not {ends!r}")
         fields["tool_ends_reasoning"] = ends
+        spellings = _string_list(t_spec, "open_spellings", "tools.open_spellings")
+        if spellings:
+            fields["tool_open_spellings"] = tuple(spellings)
+    wrappers = spec.get("wrappers", [])
+    if not isinstance(wrappers, list) or not all(
+        isinstance(w, list) and len(w) == 2 and all(isinstance(t, str) and t for t in w) for w in wrappers
+    ):
+        raise DialectSpecError("wrappers", f"must be a list of [open, close] pairs of non-empty strings, not {wrappers!r}")
+    if wrappers:
+        fields["wrappers"] = tuple((w[0], w[1]) for w in wrappers)
     if reasoning is None and t_spec is None:
         raise DialectSpecError("(top level)", "declares neither [reasoning] nor [tools]: nothing to parse")
     declared = {lit for lit in (*(reasoning or ()), fields.get("tool_open"), fields.get("tool_close")) if lit}

@@ -20,10 +20,12 @@ from .examples_more import EXAMPLES
 from .profiles import Profile
 from .routing.tags import TagDialect
 from .tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
+from .tools.glm import GLM_MARKER_ROLES, GlmGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from .tools.json_variants import CohereActionGrammar, InternLM2Grammar, JsonCallListGrammar
 from .tools.name_keyed import NameKeyedJsonGrammar
 from .tools.pythonic import PythonicGrammar
+from .tools.telechat import TeleChat4Grammar
 from .tools.xml_call import Qwen3CoderGrammar
 from .tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 
@@ -79,8 +81,8 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         description='Granite 20B function calling: `<function_call> {"name", "arguments"}` per call, no close tag',
     ),
     "granite-3": lambda: TagDialect(
-        "granite-3", tool_open="<|tool_call|>", grammar=JsonEnvelopeGrammar,
-        description='Granite 3.0: `<|tool_call|>[{"name", "arguments"}, ...]` (no close tag)',
+        "granite-3", tool_open="<|tool_call|>", tool_open_spellings=("<tool_call>",), grammar=JsonEnvelopeGrammar,
+        description='Granite 3.0 / 3.1: `<|tool_call|>` (3.1: text `<tool_call>`) `[{"name", "arguments"}, ...]`, no close tag',
     ),
     "phi-4-mini": lambda: TagDialect(
         "phi-4-mini", tool_open="functools", grammar=JsonEnvelopeGrammar, text_tags=_tags("functools"),
@@ -154,6 +156,34 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         "apertus", tool_open="<|tools_prefix|>", tool_close="<|tools_suffix|>", grammar=NameKeyedJsonGrammar,
         description='Apertus: `<|tools_prefix|>[{"get_weather": {"city": "Paris"}}]<|tools_suffix|>`',
     ),
+    # the answer is wrapped in <answer> ... </answer>, dropped like the engines drop it; every
+    # tag is text in Hunyuan's tokenizer (vLLM matches "<think>\n" as three ordinary tokens)
+    "hunyuan-a13b": lambda: TagDialect(
+        "hunyuan-a13b", reasoning=THINK, tool_open="<tool_calls>", tool_close="</tool_calls>",
+        grammar=JsonEnvelopeGrammar, wrappers=(("<answer>", "</answer>"),),
+        text_tags=_tags(*THINK, "<tool_calls>", "</tool_calls>"),
+        description='Hunyuan-A13B: `<think>`, answer in `<answer>`, `<tool_calls>[{"name", "arguments"}]</tool_calls>`',
+    ),
+    # reasoning first; the answer in <response> ... </response> (added tokens, dropped), or
+    # Hermes-style calls
+    "ernie-4.5": lambda: TagDialect(
+        "ernie-4.5", reasoning=THINK, start="reasoning", optional=_tags(*THINK), tool_open="<tool_call>",
+        tool_close="</tool_call>", grammar=JsonEnvelopeGrammar, wrappers=(("<response>", "</response>"),),
+        description='ERNIE 4.5: reasoning first, answer in `<response>`, `<tool_call>{"name", "arguments"}</tool_call>`',
+    ),
+    # SGLang spark25: GLM-4.5's call layout, no reasoning; the tags may be text
+    "spark2.5": lambda: TagDialect(
+        "spark2.5", tool_open="<tool_call>", tool_close="</tool_call>", grammar=GlmGrammar,
+        markers=dict(GLM_MARKER_ROLES), text_tags=_tags("<tool_call>", "</tool_call>"),
+        description="Spark 2.5: `<tool_call>name\\n<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`",
+    ),
+    # SGLang telechat4 (tool and reasoning): <think> from the template; a block holds a JSON
+    # envelope or a GLM-style call with param_ tags
+    "telechat4": lambda: TagDialect(
+        "telechat4", reasoning=THINK, tool_open="<tool_call>", tool_close="</tool_call>", grammar=TeleChat4Grammar,
+        text_tags=_tags(*THINK, "<tool_call>", "</tool_call>"),
+        description="TeleChat4: `<think>`; `<tool_call>` JSON envelope or `name<param_key>k</param_key><param_value>v`",
+    ),
 }
 
 MORE_ALIASES: dict[str, tuple[str, ...]] = {
@@ -172,8 +202,12 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "gemma4": ("gemma-4",),
     "functiongemma": ("function-gemma",),
     "gigachat3.5": ("gigachat35",),
-    "hy-v3": ("hy_v3",),
+    # SGLang's "hunyuan" tool parser reads HY v3's layout (not Hunyuan-A13B's JSON array)
+    "hy-v3": ("hy_v3", "hunyuan"),
     "apertus": ("apertus2509",),
+    "hunyuan-a13b": ("hunyuan_a13b", "hunyuan-a13b-instruct"),
+    "ernie-4.5": ("ernie45", "ernie-4.5-thinking"),
+    "spark2.5": ("spark25",),
 }
 
 
@@ -194,7 +228,7 @@ MORE_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in MORE_D
 #: GLM-4.7's, Poolside GLM-4.5's.
 ENGINE_ALIASES: dict[str, tuple[str, ...]] = {
     "gpt-oss": ("openai", "openai_gptoss"),
-    "qwen3": ("qwen3_json", "qwen", "qwen25"),
+    "qwen3": ("qwen3_json", "qwen", "qwen25", "trinity"),
     "qwen3-coder": ("qwen3_coder", "qwen3_xml"),
     "qwen3.5": ("step3p5", "step-3.5", "mimo", "nemotron_v3", "nemotron_3", "nemotron-3", "granite_thinking_parser"),
     "deepseek-r1": ("deepseek_r1",),

@@ -6,8 +6,12 @@ duplicated key can be spelled. :data:`EXAMPLES` gives, per profile, the fields o
 :class:`~tokenparse.examples.WorkedExample`.
 
 ``special_ids`` are the family's published added-token IDs where they could be checked
-(InternLM2, LFM2, Llama 4, Gemma 4's tool tokens); for the other families they are stand-in
-IDs (documented per row) that only make each tag one added token.
+(InternLM2, LFM2, Llama 4, Gemma 4's tool tokens, Granite 4.0, FunctionGemma, Apertus; the
+source is named per row); for the other families (Seed-OSS, LongCat, Jamba, MiniMax-M1,
+Intern-S1's think tags, Granite 3, Cohere, Step-3, GigaChat 3, HY v3, ERNIE 4.5, Spark 2.5,
+TeleChat4) they are stand-in IDs that only make each tag one added token. Hunyuan-A13B's tags
+are text: its worked example needs no added tokens (``tests/test_dialects_wrappers.py`` runs
+them at the IDs vLLM's parser names).
 """
 from __future__ import annotations
 
@@ -90,6 +94,17 @@ def seed_xml(name: str, args: Args, index: int) -> str:
     return f"\n<function={name}>\n{params}</function>\n"
 
 
+def spark(name: str, args: Args, index: int) -> str:
+    """Spark 2.5 (SGLang ``spark25``): GLM-4.5's layout, one argument pair a line."""
+    params = "".join(f"<arg_key>{k}</arg_key><arg_value>{_text(v)}</arg_value>\n" for k, v in args)
+    return f"{name}\n{params}"
+
+
+def telechat(name: str, args: Args, index: int) -> str:
+    """TeleChat4's tagged form (the other one is a JSON envelope)."""
+    return name + "".join(f"<param_key>{k}</param_key><param_value>{_text(v)}</param_value>" for k, v in args)
+
+
 def internlm2(name: str, args: Args, index: int) -> str:
     return '<|plugin|>\n{"name": ' + json.dumps(name) + ', "parameters": ' + _json_args(args) + "}"
 
@@ -160,7 +175,12 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     ),
     "granite4": _example(
         "Checking.<tool_call>" + _weather(_JSON) + "</tool_call>", None, "Checking.", _JSON,
-        ("<tool_call>", "</tool_call>"), special_ids=_stand_in("<tool_call>", "</tool_call>"),
+        ("<tool_call>", "</tool_call>"),
+        # Granite 4.0's tokenizer.json added_tokens (granite-4.0-h): <tool_call> / </tool_call> are
+        # not special (they decode to their text), the role tokens are
+        special_ids={"<|end_of_text|>": 100257, "<|start_of_role|>": 100264, "<|end_of_role|>": 100265,
+                     "<tool_call>": 100270, "</tool_call>": 100271},
+        control=frozenset({"<|end_of_text|>", "<|start_of_role|>", "<|end_of_role|>"}),
     ),
     "granite-20b-fc": _example(
         "Checking.<function_call> " + _weather(_JSON), None, "Checking.", _JSON, ("<function_call> ", ""),
@@ -226,7 +246,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "functiongemma": _example(
         "Checking.<start_function_call>" + _weather(_FGEMMA) + "<end_function_call>", None, "Checking.", _FGEMMA,
         ("<start_function_call>", "<end_function_call>"),
-        special_ids=_stand_in("<start_function_call>", "<end_function_call>", "<escape>"),
+        # FunctionGemma (functiongemma-270m-it) tokenizer: the function tokens are 46-52
+        special_ids={"<start_function_declaration>": 46, "<end_function_declaration>": 47,
+                     "<start_function_call>": 48, "<end_function_call>": 49, "<start_function_response>": 50,
+                     "<end_function_response>": 51, "<escape>": 52},
     ),
     "step3": _example(
         "Weather in Paris.</think>Checking.<｜tool_calls_begin｜>" + _weather(steptml) + "<｜tool_calls_end｜>",
@@ -253,6 +276,32 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "apertus": _example(
         "Checking.<|tools_prefix|>[" + _weather(name_keyed) + "]<|tools_suffix|>", None, "Checking.", name_keyed,
         ("<|tools_prefix|>[", "]<|tools_suffix|>"), block_per_call=False,
-        special_ids=_stand_in("<|tools_prefix|>", "<|tools_suffix|>"),
+        # Apertus-8B-Instruct-2509's tokenizer: <s> 1, </s> 2, the role and tool tokens 61-72
+        special_ids={"<s>": 1, "</s>": 2, "<|assistant_start|>": 67, "<|assistant_end|>": 68,
+                     "<|tools_prefix|>": 71, "<|tools_suffix|>": 72},
+        control=frozenset({"<s>", "</s>", "<|assistant_start|>", "<|assistant_end|>"}),
+    ),
+    "hunyuan-a13b": _example(
+        "<think>\nWeather in Paris.\n</think>\n<answer>\nChecking.<tool_calls>[" + _weather(_LIST) + "]</tool_calls>\n</answer>",
+        "Weather in Paris.", "Checking.", _LIST, ("<tool_calls>[", "]</tool_calls>"), block_per_call=False,
+        think=THINK, say=("<answer>", "</answer>"), tags_are_text=True,
+    ),
+    "ernie-4.5": _example(
+        "Weather in Paris.\n</think>\n\n\nChecking.\n<tool_call>\n" + _weather(_JSON) + "\n</tool_call>\n",
+        "Weather in Paris.", "Checking.", _JSON, ("<tool_call>", "</tool_call>"), think=THINK,
+        say=("<response>", "</response>"),
+        special_ids=_stand_in(*THINK, "<tool_call>", "</tool_call>", "<response>", "</response>"),
+    ),
+    "spark2.5": _example(
+        "Checking.<tool_call>" + _weather(spark) + "</tool_call>", None, "Checking.", spark,
+        ("<tool_call>", "</tool_call>"),
+        special_ids=_stand_in("<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    ),
+    "telechat4": _example(
+        "<think>Weather in Paris.</think>Checking.<tool_call>" + _weather(telechat) + "</tool_call>",
+        "Weather in Paris.", "Checking.", telechat, ("<tool_call>", "</tool_call>"), think=THINK,
+        call_args_first=envelope(args_first=True),
+        special_ids=_stand_in(*THINK, "<tool_call>", "</tool_call>", "<param_key>", "</param_key>", "<param_value>",
+                              "</param_value>"),
     ),
 }

@@ -4,21 +4,14 @@ import pytest
 
 from vllm_cases import STREAM, check_builtin_server, check_responses_api, check_tokenparse_server, ids
 from vllm_scripts import qwen3_scripts
-from vllm_support import VllmServer, start_all
+from vllm_support import serve_pair
 
-TOKENPARSE = ["--tool-parser-plugin", "tokenparse.integrations.vllm", "--tool-call-parser", "tokenparse",
-              "--enable-auto-tool-choice"]
 BUILTIN = ["--tool-call-parser", "hermes", "--reasoning-parser", "qwen3", "--enable-auto-tool-choice"]
 
 
 @pytest.fixture(scope="module")
 def servers(vllm_py, vllm_models, vllm_logs):
-    model = vllm_models / "qwen3"
-    pair = start_all([VllmServer(vllm_py, model, "qwen3-tokenparse", TOKENPARSE, vllm_logs),
-                      VllmServer(vllm_py, model, "qwen3-builtin", BUILTIN, vllm_logs)])
-    yield {"tokenparse": pair[0], "builtin": pair[1]}
-    for server in pair:
-        server.stop()
+    yield from serve_pair(vllm_py, vllm_models, vllm_logs, "qwen3", BUILTIN)
 
 
 @STREAM

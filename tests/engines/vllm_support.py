@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -157,3 +158,21 @@ def start_all(servers: list[VllmServer]) -> list[VllmServer]:
             server.stop()
         raise
     return servers
+
+
+#: the flags that load tokenparse as vLLM's tool parser (the integration's documented command line)
+TOKENPARSE_FLAGS = ["--tool-parser-plugin", "tokenparse.integrations.vllm", "--tool-call-parser", "tokenparse",
+                    "--enable-auto-tool-choice"]
+
+
+def serve_pair(vllm_py: str, models: Path, logs: Path, model: str, builtin_flags: list[str]) -> Iterator[dict]:
+    """A module fixture's body: one server with tokenparse and one with vLLM's own parsers,
+    both on the tiny ``model``, started together and stopped by PID when the module ends."""
+    folder = models / model
+    pair = start_all([VllmServer(vllm_py, folder, f"{model}-tokenparse", TOKENPARSE_FLAGS, logs),
+                      VllmServer(vllm_py, folder, f"{model}-builtin", builtin_flags, logs)])
+    try:
+        yield {"tokenparse": pair[0], "builtin": pair[1]}
+    finally:
+        for server in pair:
+            server.stop()

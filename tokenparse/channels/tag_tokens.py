@@ -14,12 +14,15 @@ from ..errors import TokenizerError
 from ..tokenizers.table import TokenTable
 from .literals import LiteralResolver, ResolvedLiteral
 
-__all__ = ["TagTokens", "CONTENT", "REASONING", "TOOL", "REASONING_OPEN", "REASONING_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "MARKER"]
+__all__ = ["TagTokens", "CONTENT", "REASONING", "TOOL", "REASONING_OPEN", "REASONING_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "MARKER",
+           "WRAP_OPEN", "WRAP_CLOSE"]
 
 #: decoder modes; they double as segment channel names
 CONTENT, REASONING, TOOL = "content", "reasoning", "tool"
 #: what a matched tag does (role kinds)
 REASONING_OPEN, REASONING_CLOSE, TOOL_OPEN, TOOL_CLOSE, MARKER = range(5)
+#: the open / close tag of an answer wrapper (Hunyuan ``<answer>``, ERNIE ``<response>``)
+WRAP_OPEN, WRAP_CLOSE = 5, 6
 
 
 class TagTokens:
@@ -28,6 +31,9 @@ class TagTokens:
     Immutable and shared by every decoder of a model. The arguments are the declaration's
     fields (:class:`tokenparse.routing.tags.TagDialect`); ``markers`` is role -> literal
     of the in-block special tokens (``None`` when the dialect has no tool blocks).
+    ``wrappers`` are (open, close) pairs around the answer: each is one token where the
+    tokenizer has it as an added token, text otherwise, and is a tag in content only.
+    ``tool_open_spellings`` are other spellings of the tool-open tag, resolved the same way.
     """
 
     def __init__(
@@ -44,6 +50,8 @@ class TagTokens:
         text_tags: frozenset[str] = frozenset(),
         optional: frozenset[str] = frozenset(),
         subtoken_tags: bool = False,
+        wrappers: Sequence[tuple[str, str]] = (),
+        tool_open_spellings: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.table = table
@@ -99,6 +107,10 @@ class TagTokens:
                 self.tool_close = tool_close
                 # without a close tag the next open tag ends a block and opens another
                 add(t_open, TOOL_OPEN, t_open.literal, (CONTENT, REASONING) if t_close else (CONTENT, REASONING, TOOL))
+                for spelling in tool_open_spellings:  # the same tag written another way (Granite 3.1)
+                    other = resolver.resolve(spelling, allow_text=True)
+                    if other is not None:
+                        add(other, TOOL_OPEN, t_open.literal, (CONTENT, REASONING) if t_close else (CONTENT, REASONING, TOOL))
                 if t_close is not None:
                     add(t_close, TOOL_CLOSE, t_close.literal, (TOOL,))
                 for role, literal in markers.items():
@@ -106,6 +118,15 @@ class TagTokens:
                     resolved = resolver.resolve(literal, allow_text=False)
                     if resolved is not None:
                         add(resolved, MARKER, role, (TOOL,))
+        #: wrapper literals matched only as text (one where no wrapper tag can stand is text)
+        self.text_wrappers: frozenset[str] = frozenset()
+        for pair in wrappers:
+            for kind, literal in zip((WRAP_OPEN, WRAP_CLOSE), pair):
+                resolved = resolver.resolve(literal, allow_text=True)
+                if resolved is not None and resolved.literal not in self.matching:
+                    add(resolved, kind, resolved.literal, (CONTENT,))
+                    if resolved.token_id is None:
+                        self.text_wrappers |= {literal}
         if missing:
             raise TokenizerError(
                 f"tokenizer {table.name or table!r} lacks the {name} tag(s) "

@@ -25,6 +25,12 @@ below; this is its reading::
     content    tool-close       -> marker("orphan_tool_close") on the sink: the router either
                                    reads the call before it as a block whose open tag is
                                    missing, or reports the tag as stray
+    content    wrapper-open     -> content inside the answer's wrapper (``<answer>``,
+                                   ``<response>``; dialects that declare one): the tag is
+                                   dropped. Already inside: a tag matched as text is text,
+                                   one matched by ID is stray
+    content    wrapper-close    -> content outside the wrapper, the tag dropped. Not inside:
+                                   text or stray, as above
     reasoning  reasoning-close  -> content
     reasoning  tool-open        -> tool (returns to reasoning, or to content when the
                                    dialect declares that a tool tag ends reasoning)
@@ -54,7 +60,19 @@ from ..errors import InvalidTokenError
 from ..tokenizers.table import Utf8Stream
 from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
-from .tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL, TOOL_CLOSE, TOOL_OPEN, TagTokens
+from .tag_tokens import (
+    CONTENT,
+    MARKER,
+    REASONING,
+    REASONING_CLOSE,
+    REASONING_OPEN,
+    TOOL,
+    TOOL_CLOSE,
+    TOOL_OPEN,
+    WRAP_CLOSE,
+    WRAP_OPEN,
+    TagTokens,
+)
 
 __all__ = ["TagDecoder", "CONTENT", "REASONING", "TOOL", "EOS"]
 
@@ -99,6 +117,7 @@ class TagDecoder:
         self._started = False
         self._finished = False
         self._direct = False  # see _update_direct
+        self._wrapped = False  # inside the answer's wrapper tags (dialects that declare them)
 
     # -- feeding ---------------------------------------------------------------------------
 
@@ -435,6 +454,17 @@ class TagDecoder:
         else:
             self._stray(kind, name, start, end)
 
+    def _wrapper(self, kind: int, name: str, start: int, end: int) -> None:
+        # the answer's wrapper tag in content; the mode stays content, only _wrapped changes
+        # (a wrapper left open at the end is the engines' "missing close": nothing lost)
+        opening = kind == WRAP_OPEN
+        if opening != self._wrapped:
+            self._wrapped = opening
+        elif name in self._b.text_wrappers:
+            self._emit(name)  # text where no wrapper tag can stand: the model's own words
+        else:
+            self._stray(kind, name, start, end)
+
     def _stray(self, kind: int, name: str, start: int, end: int) -> None:
         what = "marker" if kind == MARKER else "tag"
         self._log.report("stray_tag", f"{what} {name} has no meaning in {self.mode}; dropped", start, text=name)
@@ -477,4 +507,6 @@ _TRANSITIONS: dict[tuple[str, int], _Transition] = {
     (TOOL, REASONING_OPEN): TagDecoder._end_unclosed_block,
     (TOOL, REASONING_CLOSE): TagDecoder._end_unclosed_block,
     (TOOL, MARKER): TagDecoder._marker,
+    (CONTENT, WRAP_OPEN): TagDecoder._wrapper,
+    (CONTENT, WRAP_CLOSE): TagDecoder._wrapper,
 }

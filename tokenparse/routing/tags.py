@@ -71,6 +71,13 @@ class TagDialect:
     #: also recognise single-token tags spelled with ordinary tokens (opt-in: for engines
     #: whose grammar-constrained decoding may spell a tag with sub-tokens)
     subtoken_tags: bool = False
+    #: other spellings of ``tool_open`` (Granite 3.1 writes ``<tool_call>`` where 3.0 samples
+    #: the ``<|tool_call|>`` token): one token where the tokenizer has it, text otherwise
+    tool_open_spellings: tuple[str, ...] = ()
+    #: (open, close) literals that wrap the answer and are dropped where they stand in
+    #: content (Hunyuan-A13B ``<answer>``, ERNIE 4.5 ``<response>``): one token where the
+    #: tokenizer has the literal as an added token, text otherwise
+    wrappers: tuple[tuple[str, str], ...] = ()
     #: drop the template's newlines at the edges of reasoning, content and tool blocks
     #: (see :mod:`tokenparse.routing.newlines`); ``False`` keeps every character
     trim_newlines: bool = True
@@ -112,6 +119,8 @@ class BoundTagDialect(TagTokens):
             text_tags=dialect.text_tags,
             optional=dialect.optional,
             subtoken_tags=dialect.subtoken_tags,
+            wrappers=dialect.wrappers,
+            tool_open_spellings=dialect.tool_open_spellings,
         )
         self.dialect = dialect
         self.grammar = grammar

@@ -12,37 +12,15 @@ from typing import Any, Mapping
 
 from ..errors import TokenizerError
 from .files import read_json_file
-from .harmony import (
-    ensure_o200k_dir,
-    find_o200k_base,
-    gpt_oss_encoder,
-    gpt_oss_table,
-    harmony_special_tokens,
-    o200k_locations,
-    table_from_harmony,
-)
+from .harmony import table_from_harmony
 from .hf import HFPlainEncoder, table_from_hf, table_from_tokenizer_json, wrapped_tokenizer
-from .presets import deepseek_v4_table, qwen_table
 from .table import TokenTable
 from .tekken import _table_from_tekken_json, table_from_tekken
 from .tiktoken_tables import table_from_tiktoken, table_from_tiktoken_file
 
-__all__ = [
-    "load_table",
-    "table_from_tiktoken_file",
-    "table_from_tiktoken",
-    "table_from_hf",
-    "table_from_tekken",
-    "table_from_harmony",
-    "gpt_oss_table",
-    "gpt_oss_encoder",
-    "harmony_special_tokens",
-    "ensure_o200k_dir",
-    "find_o200k_base",
-    "o200k_locations",
-    "qwen_table",
-    "deepseek_v4_table",
-]
+# The table builders themselves are public from ``tokenparse.tokenizers``; this module owns
+# only the dispatch.
+__all__ = ["load_table"]
 
 _ACCEPTED = (
     "a TokenTable; a tiktoken.Encoding; an openai_harmony.HarmonyEncoding; a tokenizers.Tokenizer; "

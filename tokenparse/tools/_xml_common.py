@@ -605,6 +605,11 @@ class XmlPayloadGrammar:
         """Attributes the format does not define carry nothing we can emit: report them."""
         attrs = "".join(self._attrs)
         if known is not None:
+            match = attribute_pattern(known).search(attrs)
+            if match is not None and match.group(1).strip().lower() not in ("true", "false"):
+                # neither spelling the format defines: the schema decides the type, and the
+                # model's words are kept in the report rather than dropped
+                self._report(f"{known}= of a {self._syn.label} tag is neither true nor false; ignored", match.group(0))
             attrs = attribute_pattern(known).sub("", attrs)
         attrs = attrs.strip()
         if attrs:
