@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
 from .assembly import Assembler
+from .batch_fast import fast_plan, fast_row
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage, FunctionCall, ToolCall
@@ -201,7 +202,16 @@ def _decode_chunk(
         return entry[1]
 
     shared = toolset_for(shared_tools) if tool_rows is None else None
+    plan = fast_plan(dialect)  # rows of the plain shape skip the per-row parser objects
     for i, row in enumerate(ids):
+        if plan is not None:
+            prompt = prompt_rows[i] if prompt_rows is not None else None
+            if prompt is None or type(prompt) is list:
+                toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
+                fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory)
+                if fast is not None:
+                    yield RowResult(fast, None, [])
+                    continue
         log = DiagnosticLog(strict)
         try:
             if type(row) is not list:
