@@ -108,6 +108,19 @@ FAMILIES: dict[str, tuple[tuple[str, ...], str]] = {
     "hunyuan-a13b": (("<|startoftext|>", "<|extra_0|>", "<|extra_4|>", "<|eos|>"),
                      "如果你决定调用任何函数，你必须将其格式化为<tool_calls>[{\\\"name\\\": ...以助手：开头"),
     "ernie-4.5": (("<think>", "</think>", "<tool_call>", "</tool_call>", "<response>", "</response>"), ""),
+    # the recent families
+    "deepseek-v4.1": (("｜DSML｜", "<think>", "</think>"), "<｜DSML｜ calls>\n<｜DSML｜ invoke name= {{ message['tool_calls'] }}"),
+    "dots": (("<|im_start|>", "<|im_end|>"), "<dots_function_call>\n<invoke name="),
+    "minicpm5": (("<|im_start|>", "<|im_end|>"), '<function name="get_weather"><param name="city">'),
+    "hy-v4": (("<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>", "<arg_key>", "</arg_key>",
+               "<arg_value>", "</arg_value>", "<think>", "</think>"), ""),
+    "k2-horizon": (("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>", "<ifm|tool_call>",
+                    "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>", "<ifm|arg_value>", "</ifm|arg_value>"), ""),
+    "minimax-m3": (("]<]minimax[>[", "<mm:think>", "</mm:think>"), ""),
+    "plamo3": (("<|plamo:tag|>", "<|plamo:msg|>", "<|plamo:constrain|>", "<|plamo:begin_", "<|plamo:end_", ":plamo|>"),
+               ""),
+    "solar-open2": (("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>",
+                     "<|tool_arg:start|>", "<|tool_arg:value|>", "<|tool_arg:end|>"), ""),
 }
 
 
@@ -267,3 +280,12 @@ def test_xlam_is_never_guessed():
     assert not rule.tokens and not rule.template  # xLAM writes no tag: name the profile
     tok = family_tokenizer(())
     assert "xlam" not in {c.profile for c in tokenparse.detect(tok, chat_template='[{"name": "f"}]')}
+
+
+def test_holo2_is_found_as_qwen3_and_named_for_its_default():
+    """Holo2's tokenizer is Qwen3-VL's: detection names qwen3; the holo2 row is chosen by name."""
+    added, template = FAMILIES["qwen3"]
+    tok = _WithTemplate(family_tokenizer(added), template)
+    assert [c.profile for c in tokenparse.detect(tok)] == ["qwen3"]
+    model = tokenparse.load("holo2", tokenizer=tok)
+    assert model.name == "holo2" and model.dialect.start_mode(None) == "reasoning"

@@ -67,6 +67,8 @@ _GLM_ARGS = ("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>")
 _DEEPSEEK = ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>")
 #: V3.2 / V4 templates write DSML; a template that does is not an older DeepSeek's
 _DSML = "｜DSML｜"
+#: V4.1 writes a space after the DSML token in every tag (``<｜DSML｜ calls>``)
+_DSML_V41 = "｜DSML｜ "
 #: Qwen3-Coder / Qwen3.5 templates show the XML call form; Qwen3's shows the JSON envelope
 _XML_CALL = ("<function=", "<parameter=")
 _GLM_47_PROMPT = "<|assistant|><think>"
@@ -89,10 +91,13 @@ RULES: list[Rule] = [
     Rule("deepseek-v3", tokens=_DEEPSEEK, template=("```json",), without_template=("<think>", _DSML)),
     Rule("deepseek-v3.1", tokens=_DEEPSEEK, template=("<think>",), without_template=("```json", _DSML)),
     Rule("deepseek-v3.2", tokens=(_DSML,), template=("function_calls",)),
-    Rule("deepseek-v4", tokens=(_DSML,) + _THINK, template=("tool_calls",), without_template=("function_calls",)),
+    Rule("deepseek-v4", tokens=(_DSML,) + _THINK, template=("tool_calls",), without_template=("function_calls", _DSML_V41)),
     # HY v3 has GLM's argument tags too, and <tool_sep> between a call's name and them
-    Rule("glm-4.5", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>",), without_template=(_GLM_47_PROMPT,)),
-    Rule("glm-4.7", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>",), template=(_GLM_47_PROMPT,)),
+    # (HY v4 has GLM's argument tags inside a <tool_calls> section)
+    Rule("glm-4.5", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>", "<tool_calls>"),
+         without_template=(_GLM_47_PROMPT,)),
+    Rule("glm-4.7", tokens=_QWEN_BLOCK + _GLM_ARGS, without_tokens=("<tool_sep>", "<tool_calls>"),
+         template=(_GLM_47_PROMPT,)),
     Rule("kimi-k2", tokens=("<|tool_calls_section_begin|>", "<|tool_call_begin|>", "<|tool_call_argument_begin|>")),
     Rule("mistral", tokens=("[TOOL_CALLS]",)),
     # Llama 3.2's pythonic template asks for "[func_name1(params_name1=params_value1, ...)]"
@@ -105,7 +110,7 @@ RULES: list[Rule] = [
     Rule("seed-oss", tokens=("<seed:tool_call>", "</seed:tool_call>")),
     Rule("longcat", tokens=("<longcat_tool_call>", "</longcat_tool_call>")),
     Rule("jamba", tokens=("<tool_calls>", "</tool_calls>"), without_tokens=("<think>", "<tool_sep>")),
-    Rule("minimax-m1", tokens=("<tool_calls>", "</tool_calls>") + _THINK, without_tokens=("<tool_sep>",),
+    Rule("minimax-m1", tokens=("<tool_calls>", "</tool_calls>") + _THINK, without_tokens=("<tool_sep>", "<arg_key>"),
          without_template=("<minimax:tool_call>",)),
     Rule("internlm2", tokens=_INTERN, without_template=("<think>",)),
     Rule("intern-s1", tokens=_INTERN, template=("<think>",)),
@@ -136,6 +141,18 @@ RULES: list[Rule] = [
     # name the profile (a GLM-like tokenizer is read as glm-4.5, the same call layout)
     Rule("spark2.5"),
     Rule("telechat4"),
+    # the recent families (tokenparse.dialects_recent)
+    # Holo2's tokenizer and template are Qwen3-VL's: detection finds qwen3, which reads the
+    # same format (a prompt ending in <think> starts it in reasoning); name holo2 for its default
+    Rule("holo2"),
+    Rule("deepseek-v4.1", tokens=(_DSML,) + _THINK, template=(_DSML_V41,)),
+    Rule("dots", template=("<dots_function_call>",)),
+    Rule("minicpm5", template=('<function name="', '<param name="')),
+    Rule("hy-v4", tokens=("<tool_calls>", "<tool_call>", "<arg_key>") + _THINK, without_tokens=("<tool_sep>",)),
+    Rule("k2-horizon", tokens=("<ifm|tool_calls>", "<ifm|tool_call>", "<ifm|arg_key>")),
+    Rule("minimax-m3", tokens=("]<]minimax[>[",)),
+    Rule("plamo3", tokens=("<|plamo:begin_", "<|plamo:end_", ":plamo|>")),
+    Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 
 

@@ -89,6 +89,7 @@ from .shared import DIAG
 from .xml_syntax import (
     TO_ATTRS,
     TO_BODY,
+    TO_CLOSE,
     TO_KEY,
     TYPED,
     StateTags,
@@ -431,6 +432,9 @@ class XmlPayloadGrammar:
             self._stray = [self._partial_call_text() + tag]
             self._stray_reason = f"a {self._syn.label} tool call without a name was ignored"
             self._state = SKIP_CALL
+            if follows == TO_CLOSE:  # the close tag already ended the call
+                self._flush_stray()
+                self._state = SEEK_CALL
             return
         self._begin_call(name)
         if follows == TO_ATTRS:
@@ -438,6 +442,8 @@ class XmlPayloadGrammar:
             self._state = CALL_ATTRS
         elif follows == TO_KEY:
             self._on_param_open(tag)
+        elif follows == TO_CLOSE:
+            self._on_call_close(tag)
         else:
             self._state = CALL_BODY
 

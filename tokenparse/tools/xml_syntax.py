@@ -10,12 +10,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["XmlSyntax", "StateTags", "typed_json_text", "attribute_pattern", "attribute_value", "TO_ATTRS", "TO_BODY", "TO_KEY", "TYPED"]
+__all__ = ["XmlSyntax", "StateTags", "typed_json_text", "attribute_pattern", "attribute_value", "TO_ATTRS", "TO_BODY", "TO_KEY", "TO_CLOSE", "TYPED"]
 
 # what a name or key terminator leads to
 TO_ATTRS = "attrs"  # quoted name/key: attribute text follows, up to '>'
 TO_BODY = "body"  # the name's open tag is complete (name) / the value follows (key)
 TO_KEY = "key"  # the terminator was itself a parameter-open tag (GLM ``name<arg_key>``)
+TO_CLOSE = "close"  # the terminator was the call-close tag: a call without arguments (HY v4)
 
 #: JSON-schema types whose values are converted instead of streamed as strings
 TYPED = frozenset(("number", "integer", "boolean", "object", "array", "null"))
@@ -48,7 +49,7 @@ class XmlSyntax:
     """Tag spellings of one XML-style payload format.
 
     ``name_ends`` / ``key_ends`` map each text that ends a name / key to what follows it
-    (``TO_ATTRS``, ``TO_BODY`` or, for names, ``TO_KEY``). Every tag must be non-empty.
+    (``TO_ATTRS``, ``TO_BODY`` or, for names, ``TO_KEY`` / ``TO_CLOSE``). Every tag must be non-empty.
     """
 
     label: str

@@ -1,0 +1,180 @@
+"""Registry rows of the recent families' text-tag dialects (vLLM 0.32 / SGLang parser names).
+
+Each row is a :class:`~tokenparse.routing.tags.TagDialect` declaration on the shared
+machinery, its aliases (the engines' parser names) and its worked example
+(:data:`tokenparse.examples_recent.RECENT_EXAMPLES`), so the conformance suite runs on each.
+:data:`tokenparse.dialects.ROWS` ends with :data:`RECENT_ROWS`.
+
+Tags listed in ``text_tags`` are matched by ID when the tokenizer has them as one added
+token and as text otherwise.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Callable, cast
+
+from .core import Dialect
+from .examples import WorkedExample
+from .examples_recent import RECENT_EXAMPLES
+from .profiles import Profile
+from .routing.tags import BoundTagDialect, TagDialect
+from .tokenizers.table import TokenTable
+from .tools.choice import DotsGrammar
+from .tools.json_envelope import JsonEnvelopeGrammar
+from .tools.minimax_m3 import NS as MINIMAX_NS
+from .tools.minimax_m3 import MiniMaxM3Grammar
+from .tools.plamo import Plamo3Grammar, plamo_tag
+from .tools.xml_recent import (
+    HY_V4_MARKERS,
+    DeepSeekV41Grammar,
+    HyV4Grammar,
+    K2HorizonGrammar,
+    MiniCPM5Grammar,
+    SolarOpen2Grammar,
+)
+
+__all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
+
+THINK = ("<think>", "</think>")
+DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
+
+
+def _tags(*literals: str) -> frozenset[str]:
+    return frozenset(literals)
+
+
+#: a HY v4 structural token, with the checkpoint's suffix (``<tool_calls:6124c78e>``) if any
+_HY_V4_TOKEN = re.compile(r"<(?:think|tool_calls|tool_call|arg_key|arg_value)(:[^\s>]+)?>")
+
+
+@dataclass(frozen=True)
+class HyV4Dialect(TagDialect):
+    """HY v4: some checkpoints add one suffix to every structural token (``<think:6124c78e>``).
+
+    Binding reads the suffix from the tokenizer's added tokens (the one on its
+    ``<tool_calls...>`` token, else none) and resolves the suffixed literals. The grammar reads
+    the in-block tags by marker role, so it is the same for every suffix.
+    """
+
+    def bind(self, table: TokenTable) -> BoundTagDialect:
+        suffix = hy_v4_suffix(table)
+        if not suffix:
+            return TagDialect.bind(self, table)
+        respelled = dataclasses.replace(
+            self, reasoning=(f"<think{suffix}>", f"</think{suffix}>"), tool_open=f"<tool_calls{suffix}>",
+            tool_close=f"</tool_calls{suffix}>",
+            markers={role: literal[:-1] + suffix + ">" for role, literal in HY_V4_MARKERS.items()},
+        )
+        return TagDialect.bind(respelled, table)
+
+
+def hy_v4_suffix(table: TokenTable) -> str:
+    """The suffix of the tokenizer's HY v4 structural tokens (``":6124c78e"``), or ``""``."""
+    for literal in table.added:
+        m = _HY_V4_TOKEN.fullmatch(literal)
+        if m and m.group(1) and literal.startswith("<tool_calls"):
+            return m.group(1)
+    return ""
+
+
+#: dialect name -> factory of its declaration
+RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
+    "holo2": lambda: TagDialect(
+        "holo2", reasoning=THINK, start="reasoning", tool_open="<tool_call>", tool_close="</tool_call>",
+        grammar=JsonEnvelopeGrammar,
+        description="Holo2: Qwen3 format with thinking on by default (the response starts in reasoning)",
+    ),
+    "deepseek-v4.1": lambda: TagDialect(
+        "deepseek-v4.1", reasoning=THINK, start="reasoning", tool_open=DSML_V41[0], tool_close=DSML_V41[1],
+        grammar=DeepSeekV41Grammar, text_tags=_tags(*DSML_V41),
+        description="DeepSeek V4.1: spaced DSML `<｜DSML｜ calls><｜DSML｜ invoke name=..>`",
+    ),
+    "dots": lambda: TagDialect(
+        "dots", tool_open="<dots_function_call>", tool_close="</dots_function_call>", grammar=DotsGrammar,
+        text_tags=_tags("<dots_function_call>", "</dots_function_call>"),
+        description="dots: `<dots_function_call>` MiniMax-M2 invokes, or a JSON `{\"name\", \"arguments\"}` envelope",
+    ),
+    "minicpm5": lambda: TagDialect(
+        "minicpm5", reasoning=THINK, optional=_tags(*THINK), tool_open='<function name="', tool_close="</function>",
+        grammar=MiniCPM5Grammar, text_tags=_tags(*THINK, '<function name="', "</function>"),
+        description='MiniCPM 5: `<function name="N"><param name="k">v</param></function>` (text tags)',
+    ),
+    "hy-v4": lambda: HyV4Dialect(
+        "hy-v4", reasoning=THINK, start="reasoning", tool_open="<tool_calls>", tool_close="</tool_calls>",
+        grammar=HyV4Grammar,
+        description="Hunyuan HY v4: `<tool_calls><tool_call>name<arg_key>k</arg_key><arg_value>v</arg_value>`",
+    ),
+    "k2-horizon": lambda: TagDialect(
+        "k2-horizon", reasoning=("<ifm|think>", "</ifm|think>"), start="reasoning", tool_open="<ifm|tool_calls>",
+        tool_close="</ifm|tool_calls>", grammar=K2HorizonGrammar, tool_ends_reasoning=True,
+        description="K2 Horizon: `<ifm|think>`, `<ifm|tool_calls><ifm|tool_call>name<ifm|arg_key>k...`",
+    ),
+    "minimax-m3": lambda: TagDialect(
+        "minimax-m3", reasoning=("<mm:think>", "</mm:think>"), tool_open=MINIMAX_NS + "<tool_call>",
+        tool_close=MINIMAX_NS + "</tool_call>", grammar=MiniMaxM3Grammar,
+        text_tags=_tags("<mm:think>", "</mm:think>", MINIMAX_NS + "<tool_call>", MINIMAX_NS + "</tool_call>"),
+        description="MiniMax-M3: `<mm:think>`, `]<]minimax[>[<invoke name=..>` with nested argument elements",
+    ),
+    "plamo3": lambda: TagDialect(
+        "plamo3", reasoning=(plamo_tag(True, "think"), plamo_tag(False, "think")),
+        tool_open=plamo_tag(True, "tool_requests"), tool_close=plamo_tag(False, "tool_requests"),
+        grammar=Plamo3Grammar, tool_ends_reasoning=True,
+        text_tags=_tags(plamo_tag(True, "think"), plamo_tag(False, "think"), plamo_tag(True, "tool_requests"),
+                        plamo_tag(False, "tool_requests")),
+        description="PLaMo 3: `<|plamo:begin_tool_requests:plamo|>` ... name and JSON arguments (multi-token tags)",
+    ),
+    "solar-open2": lambda: TagDialect(
+        "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
+        tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
+        tool_ends_reasoning=True,
+        description="Solar Open2: `<|tool_call:start|>name\\n<|tool_arg:start|>k<|tool_arg:value|>v<|tool_arg:end|>`",
+    ),
+}
+
+RECENT_ALIASES: dict[str, tuple[str, ...]] = {
+    "deepseek-v4.1": ("deepseek_v41", "deepseekv41"),
+    "hy-v4": ("hy_v4",),
+    "k2-horizon": ("k2_horizon",),
+    "solar-open2": ("solar_open2",),
+    "minimax-m3": ("minimax_m3",),
+}
+
+
+#: engine parser names of formats an earlier row already decodes: MiniCPM-V's reasoning
+#: parser reads Qwen3.5's format (``<think>`` opened by the template, Qwen3-Coder XML calls)
+RECENT_ENGINE_ALIASES: dict[str, tuple[str, ...]] = {"qwen3.5": ("minicpmv", "minicpm-v")}
+
+
+def _qwen3_table() -> TokenTable:
+    from .tokenizers import qwen_table
+
+    return qwen_table("qwen3")
+
+
+#: rows whose family's vocabulary a package ships (Holo2 is built on Qwen3-VL: Qwen3's tokens)
+_DEFAULT_TABLES: dict[str, Callable[[], TokenTable]] = {"holo2": _qwen3_table}
+
+
+def _row(name: str, make: Callable[[], TagDialect]) -> Profile:
+    declaration = make()
+    factory = cast("Callable[..., Dialect]", declaration.replace)
+    return Profile(name=name, dialect=factory, description=declaration.description,
+                   aliases=RECENT_ALIASES.get(name, ()), default_table=_DEFAULT_TABLES.get(name),
+                   example=WorkedExample(**RECENT_EXAMPLES[name]))
+
+
+#: one registry row per recent dialect, in declaration order
+RECENT_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in RECENT_DIALECTS.items())
+
+
+def with_recent_aliases(rows: tuple[Profile, ...]) -> tuple[Profile, ...]:
+    """``rows`` with :data:`RECENT_ENGINE_ALIASES` added to their aliases."""
+    import dataclasses
+
+    return tuple(
+        dataclasses.replace(row, aliases=row.aliases + RECENT_ENGINE_ALIASES[row.name])
+        if row.name in RECENT_ENGINE_ALIASES else row
+        for row in rows
+    )

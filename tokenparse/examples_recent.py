@@ -1,0 +1,186 @@
+"""Worked examples of the recent families' dialects (:mod:`tokenparse.dialects_recent`).
+
+Spellers follow :mod:`tokenparse.examples`: ``speller(name, args, index)`` writes one call
+the way the family's template and model do. :data:`RECENT_EXAMPLES` gives, per profile, the
+fields of its :class:`~tokenparse.examples.WorkedExample`.
+
+``special_ids``: none of these families' tokenizer configs could be checked, so the IDs are
+stand-in IDs that only make each tag one added token (documented per row); Holo2 runs on
+the bundled Qwen3 vocabulary (its real IDs) and DeepSeek V4.1 on the bundled DeepSeek V4
+one.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .examples import Args, CallSpeller, dsml_call, json_envelope_call
+
+__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call"]
+
+PARIS = '{"location": "Paris"}'
+THINK = ("<think>", "</think>")
+DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
+
+
+def _text_value(value: Any) -> str:
+    """A parameter value in XML-style formats: strings as written, the rest as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def dsml_v41_call(name: str, args: Args, index: int) -> str:
+    """DeepSeek V4.1: DSML with a space after ``｜DSML｜`` in every tag."""
+    return dsml_call(name, args, index).replace("｜DSML｜", "｜DSML｜ ")
+
+
+def arg_tag_call(prefix: str = "") -> CallSpeller:
+    """HY v4 (``prefix=""``) / K2 Horizon (``"ifm|"``): ``<tool_call>N<arg_key>k</arg_key><arg_value>v</arg_value>``."""
+
+    def spell(name: str, args: Args, index: int) -> str:
+        params = "".join(
+            f"<{prefix}arg_key>{k}</{prefix}arg_key><{prefix}arg_value>{_text_value(v)}</{prefix}arg_value>"
+            for k, v in args
+        )
+        return f"<{prefix}tool_call>{name}{params}</{prefix}tool_call>"
+
+    return spell
+
+
+def minicpm5_call(name: str, args: Args, index: int) -> str:
+    """MiniCPM 5, inside ``<function name="`` ... ``</function>``: ``N"><param name="k">v</param>``."""
+    return f'{name}">' + "".join(f'<param name="{k}">{_text_value(v)}</param>' for k, v in args)
+
+
+def solar_open2_call(name: str, args: Args, index: int) -> str:
+    """Solar Open2, inside ``<|tool_call:start|>`` ... ``<|tool_call:end|>``."""
+    params = "".join(f"<|tool_arg:start|>{k}<|tool_arg:value|>{_text_value(v)}<|tool_arg:end|>" for k, v in args)
+    return f"{name}\n{params}"
+
+
+MINIMAX_NS = "]<]minimax[>["
+
+
+def _m3_element(key: str, value: Any) -> str:
+    """One MiniMax-M3 element: lists as ``<item>`` children, objects as named children."""
+    if isinstance(value, list):
+        body = "".join(_m3_element("item", v) for v in value)
+    elif isinstance(value, dict):
+        body = "".join(_m3_element(k, v) for k, v in value.items())
+    else:
+        body = _text_value(value)
+    return f"{MINIMAX_NS}<{key}>{body}{MINIMAX_NS}</{key}>"
+
+
+def minimax_m3_call(name: str, args: Args, index: int) -> str:
+    """MiniMax-M3: ``NS<invoke name=N>NS<k>vNS</k>NS</invoke>`` (NS the namespace token)."""
+    params = "".join(_m3_element(k, v) + "\n" for k, v in args)
+    return f'\n{MINIMAX_NS}<invoke name="{name}">\n{params}{MINIMAX_NS}</invoke>\n'
+
+
+def _plamo(begin: bool, word: str) -> str:
+    return f"<|plamo:{'begin' if begin else 'end'}_{word}:plamo|>"
+
+
+def plamo3_call(name: str, args: Args, index: int) -> str:
+    """PLaMo 3 tool request: name and JSON arguments between multi-token tags."""
+    return (_plamo(True, "tool_request") + _plamo(True, "tool_name") + name + _plamo(False, "tool_name")
+            + _plamo(True, "tool_arguments") + "<|plamo:constrain|>json<|plamo:msg|>" + _json_args(args)
+            + _plamo(False, "tool_arguments") + _plamo(False, "tool_request"))
+
+
+def _json_args(args: Args) -> str:
+    return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in args) + "}"
+
+
+def dots_call(name: str, args: Args, index: int) -> str:
+    """dots: MiniMax-M2's ``<invoke name=N><parameter name=k>v</parameter></invoke>``."""
+    params = "".join(f'<parameter name="{k}">{_text_value(v)}</parameter>\n' for k, v in args)
+    return f'\n<invoke name="{name}">\n{params}</invoke>\n'
+
+
+def _example(text: str, reasoning: str | None, content: str | None, call: CallSpeller,
+             block: tuple[str, str] | None, **fields: Any) -> dict[str, Any]:
+    return dict(text=text, reasoning=reasoning, content=content, calls=(("get_weather", PARIS),), call=call,
+                block=block, **fields)
+
+
+def _weather(call: CallSpeller) -> str:
+    return call("get_weather", [("location", "Paris")], 0)
+
+
+#: stand-in IDs: one added token per tag, past a byte-level vocabulary
+def _stand_in(*literals: str, start: int = 1000) -> dict[str, int]:
+    return {literal: start + i for i, literal in enumerate(literals)}
+
+
+_HY_V4 = arg_tag_call()
+_K2H = arg_tag_call("ifm|")
+_QWEN_JSON = json_envelope_call(wrap=("\n", "\n"))
+
+RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
+    "holo2": _example(
+        "Weather in Paris.\n</think>\n\nChecking.\n<tool_call>" + _weather(_QWEN_JSON) + "</tool_call>",
+        "Weather in Paris.", "Checking.", _QWEN_JSON, ("<tool_call>", "</tool_call>"), think=THINK,
+        call_args_first=json_envelope_call(args_first=True, wrap=("\n", "\n")),
+    ),
+    "deepseek-v4.1": _example(
+        "Weather in Paris.</think>Checking." + DSML_V41[0] + _weather(dsml_v41_call) + DSML_V41[1],
+        "Weather in Paris.", "Checking.", dsml_v41_call, DSML_V41, block_per_call=False, think=THINK,
+        borrow_tokenizer="deepseek-v4",
+    ),
+    "dots": _example(
+        "Checking.<dots_function_call>" + _weather(dots_call) + "</dots_function_call>", None, "Checking.", dots_call,
+        ("<dots_function_call>", "</dots_function_call>"), block_per_call=False,
+        # stand-in IDs
+        special_ids=_stand_in("<dots_function_call>", "</dots_function_call>"),
+    ),
+    "minicpm5": _example(
+        '<think>Weather in Paris.</think>Checking.<function name="' + _weather(minicpm5_call) + "</function>",
+        "Weather in Paris.", "Checking.", minicpm5_call, ('<function name="', "</function>"), think=THINK,
+        tags_are_text=True,
+    ),
+    "hy-v4": _example(
+        "Weather in Paris.</think>Checking.<tool_calls>" + _weather(_HY_V4) + "</tool_calls>",
+        "Weather in Paris.", "Checking.", _HY_V4, ("<tool_calls>", "</tool_calls>"), block_per_call=False,
+        think=THINK,
+        # stand-in IDs (unsuffixed tags)
+        special_ids=_stand_in(*THINK, "<tool_calls>", "</tool_calls>", "<tool_call>", "</tool_call>",
+                              "<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>"),
+    ),
+    "k2-horizon": _example(
+        "Weather in Paris.</ifm|think>Checking.<ifm|tool_calls>" + _weather(_K2H) + "</ifm|tool_calls>",
+        "Weather in Paris.", "Checking.", _K2H, ("<ifm|tool_calls>", "</ifm|tool_calls>"), block_per_call=False,
+        think=("<ifm|think>", "</ifm|think>"),
+        # stand-in IDs
+        special_ids=_stand_in("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>",
+                              "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>",
+                              "<ifm|arg_value>", "</ifm|arg_value>"),
+    ),
+    "solar-open2": _example(
+        "Weather in Paris.<|think:end|>Checking.<|tool_call:start|>" + _weather(solar_open2_call) + "<|tool_call:end|>",
+        "Weather in Paris.", "Checking.", solar_open2_call, ("<|tool_call:start|>", "<|tool_call:end|>"),
+        think=("<|think:start|>", "<|think:end|>"),
+        # stand-in IDs
+        special_ids=_stand_in("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>",
+                              "<|tool_arg:start|>", "<|tool_arg:value|>", "<|tool_arg:end|>"),
+    ),
+    "minimax-m3": _example(
+        "<mm:think>Weather in Paris.</mm:think>Checking." + MINIMAX_NS + "<tool_call>" + _weather(minimax_m3_call)
+        + MINIMAX_NS + "</tool_call>",
+        "Weather in Paris.", "Checking.", minimax_m3_call, (MINIMAX_NS + "<tool_call>", MINIMAX_NS + "</tool_call>"),
+        block_per_call=False, think=("<mm:think>", "</mm:think>"),
+        # stand-in IDs: the namespace marker and the think tags as single added tokens
+        special_ids=_stand_in(MINIMAX_NS, "<mm:think>", "</mm:think>"),
+    ),
+    "plamo3": _example(
+        _plamo(True, "think") + "Weather in Paris." + _plamo(False, "think") + "Checking."
+        + _plamo(True, "tool_requests") + _weather(plamo3_call) + _plamo(False, "tool_requests"),
+        "Weather in Paris.", "Checking.", plamo3_call, (_plamo(True, "tool_requests"), _plamo(False, "tool_requests")),
+        block_per_call=False, think=(_plamo(True, "think"), _plamo(False, "think")),
+        # the IDs vLLM's PLaMo 3 tests give the anchor and control tokens (not checked against
+        # the tokenizer config): every tag is <|plamo:begin_ / <|plamo:end_ + word + :plamo|>
+        special_ids={"<|plamo:tag|>": 16, "<|plamo:msg|>": 19, "<|plamo:constrain|>": 31, "<|plamo:begin_": 256,
+                     "<|plamo:end_": 257, ":plamo|>": 258},
+        control=frozenset({"<|plamo:tag|>"}),
+    ),
+}
