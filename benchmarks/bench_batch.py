@@ -1,6 +1,7 @@
 """Batch decoding of synthetic rollouts vs the text path RL frameworks use; snapshot costs.
 
-Rollouts use the real gpt-oss (o200k_harmony) and Qwen3 vocabularies, in three shapes:
+Rollouts use the real gpt-oss (o200k_harmony), Qwen3 and DeepSeek V3 vocabularies (the last
+in the DeepSeek V3.1 format), in three shapes:
 
 * ``short``: brief reasoning, one call, a short answer (200-400 tokens);
 * ``dense``: tag-dense, 12-24 small calls in a row with a line of reasoning (600-2000 tokens);
@@ -9,7 +10,7 @@ Rollouts use the real gpt-oss (o200k_harmony) and Qwen3 vocabularies, in three s
 A few rows per hundred carry what the text path cannot tell from markup: a tag written as
 text inside the content (a model repeating a document) and tag text inside a call's
 argument string. The text path is what RL frameworks run on a rollout: the tokenizer's Rust
-decode (``tiktoken`` here for both vocabularies; special tokens decoded as their literals),
+decode (``tiktoken`` here for every vocabulary; special tokens decoded as their literals),
 then a compiled regex for the reasoning / message / call structure and ``json.loads`` on
 each call. tokenparse is ``decode_rows`` (the path of ``Model.parse_batch``). Rows where the
 text path's content, reasoning or calls differ from tokenparse's are counted as wrong; a
@@ -198,6 +199,60 @@ class Qwen3:
         return content, reasoning, calls
 
 
+# -- DeepSeek V3.1 ----------------------------------------------------------------------------
+
+
+class DeepSeek:
+    name = "deepseek-v3.1"
+
+    def __init__(self) -> None:
+        self.model = tokenparse.load("deepseek-v3.1", tokenizer=tokenparse.load("deepseek-v4").table)
+        table = self.model.table
+        # the vocabulary's pieces as a tiktoken table: the fastest decode there is for it
+        ranks = {piece: i for i, piece in enumerate(table.pieces) if piece is not None and i not in table.added.values()}
+        self.enc = tiktoken.Encoding("deepseek_text_path", pat_str=r"\S+|\s+", mergeable_ranks=ranks,
+                                     special_tokens=dict(table.added))
+        self.plain = table.encode
+        self.special = table.id_of
+
+    def row(self, rng: random.Random, shape: str, hazard: str | None) -> list[int]:
+        s = self.special
+        n_reason, n_calls, n_answer = {"short": (rng.randint(60, 140), 1, rng.randint(30, 80)),
+                                       "dense": (rng.randint(10, 30), rng.randint(12, 24), rng.randint(5, 20)),
+                                       "long": (rng.randint(2400, 5600), rng.randint(1, 2), rng.randint(500, 1400))}[shape]
+        ids = [s("<think>")] + self.plain(words(rng, n_reason)) + [s("</think>")]
+        answer = words(rng, n_answer)
+        ids += self.plain(answer)
+        if hazard == "text":  # the call's markup written with ordinary tokens
+            ids += self.plain(" <｜tool") + self.plain("▁call▁begin｜>search<｜tool") + self.plain('▁sep｜>{"q": "x"}')
+        ids.append(s("<｜tool▁calls▁begin｜>"))
+        for i in range(n_calls):
+            ids += [s("<｜tool▁call▁begin｜>")] + self.plain(rng.choice(TOOLS)["function"]["name"]) + [s("<｜tool▁sep｜>")]
+            args = call_args(rng, False)
+            if hazard == "args" and i == 0:  # the call's end tag written as text in a value
+                args = json.dumps({"q": words(rng, 3) + " <｜tool▁call▁end｜> x", "n": 1}, ensure_ascii=False)
+            ids += self.plain(args) + [s("<｜tool▁call▁end｜>")]
+        return ids + [s("<｜tool▁calls▁end｜>"), s("<｜end▁of▁sentence｜>")]
+
+    # the regex of the engines' DeepSeek V3.1 tool parsers
+    _CALL = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>", re.S)
+
+    def text_path(self, ids: list[int]) -> tuple:
+        text = self.enc.decode(ids).replace("<｜end▁of▁sentence｜>", "")
+        reasoning = None
+        if "</think>" in text:
+            reasoning, _, text = text.partition("</think>")
+            reasoning = reasoning.replace("<think>", "")
+        content = text.partition("<｜tool▁calls▁begin｜>")[0]
+        calls = []
+        for name, body in self._CALL.findall(text):
+            try:
+                calls.append((name, json.loads(body)))
+            except ValueError:
+                calls.append((name, body))
+        return content, reasoning, calls
+
+
 # -- comparing -------------------------------------------------------------------------------
 
 
@@ -284,7 +339,7 @@ def pooled_rates(pool: WorkerPool, rows: list[list[int]]) -> tuple[float, float,
     process's CPU time (each worker's tasks summed; the parent's unpacking included), plus
     the wall-clock rate actually seen on this (shared) machine."""
     size = max(1, -(-len(rows) // (pool.workers * 4)))
-    options = ("auto", False, "stop", batch_module.make_call_id)
+    options = ("auto", False, "stop", batch_module.pooled_call_id)
     tasks = [(rows[i : i + size], TOOLS, None, None, options, i) for i in range(0, len(rows), size)]
     wall0, cpu0 = time.perf_counter(), time.process_time()
     per_worker: dict[int, float] = {}
@@ -335,10 +390,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2, help="process-pool size for the pooled figures (0: skip)")
     ap.add_argument("--pool-rows", type=int, default=5000,
                     help="rows per shape for the pooled figures (wall time: slow on a loaded machine)")
-    ap.add_argument("--vocab", choices=("gpt-oss", "qwen3", "both"), default="both")
+    ap.add_argument("--vocab", choices=("gpt-oss", "qwen3", "deepseek", "both", "all"), default="all",
+                    help="both: gpt-oss and qwen3; all: also deepseek (V3.1 format)")
     ap.add_argument("--no-snapshots", action="store_true")
     args = ap.parse_args()
-    vocabs = [v for v in (GptOss, Qwen3) if args.vocab in ("both", v.name)]
+    chosen = {"both": ("gpt-oss", "qwen3"), "all": ("gpt-oss", "qwen3", "deepseek-v3.1"),
+              "deepseek": ("deepseek-v3.1",)}.get(args.vocab, (args.vocab,))
+    vocabs = [v for v in (GptOss, Qwen3, DeepSeek) if v.name in chosen]
     print(f"# Batch decoding: {args.rows:,} rollouts per vocabulary ({', '.join(f'{k} {v:.0%}' for k, v in SHAPES.items())})\n")
     print("| vocabulary | shape | rows | mean tokens | tokenparse rows/s | tokenparse tok/s | text path rows/s "
           f"| text path tok/s | ratio (tok/s) | {args.workers} workers rows/s | {args.workers} workers tok/s | {args.workers} workers rows/s "

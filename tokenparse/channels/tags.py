@@ -58,6 +58,7 @@ from typing import Any, Callable, Sequence
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import Utf8Stream
+from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
 from .tag_tokens import (
     CONTENT,
@@ -126,6 +127,17 @@ class TagDecoder:
         n = len(token_ids)
         if not n:
             return
+        if n >= MIN_BULK_TOKENS:
+            bulk = bulk_decoder(self._table, self._special)
+            if bulk is not None:
+                data = bulk.decode(token_ids)
+                if data is None:  # an item that is not a valid ID: reported where it stands
+                    self._feed_slow(token_ids)
+                elif MARK in data:
+                    self._feed_marked(token_ids, data, bulk.watched)
+                else:
+                    self._plain(token_ids, data)
+                return
         try:
             plain = self._special.isdisjoint(token_ids)
         except TypeError:  # an unhashable "ID": let the slow path report it
@@ -133,17 +145,55 @@ class TagDecoder:
         if plain:
             data = self._join(token_ids, n)
             if data is not None:
-                start = self.pos
-                self.pos += n
-                if self._direct:  # the common case: one decode, one call
-                    text = self._utf8.decode(data)
-                    if text:
-                        self._segment_has_text = True
-                        self._sink.text(text)
-                    return
-                self._ordinary(data, start, token_ids)
+                self._plain(token_ids, data)
                 return
         self._feed_slow(token_ids)
+
+    def _plain(self, token_ids: Sequence[int], data: bytes) -> None:
+        """A step of ordinary tokens only, decoded to ``data``."""
+        start = self.pos
+        self.pos += len(token_ids)
+        if self._direct:  # the common case: one decode, one call
+            text = self._utf8.decode(data)
+            if text:
+                self._segment_has_text = True
+                self._sink.text(text)
+            return
+        self._ordinary(data, start, token_ids)
+
+    def _feed_marked(self, token_ids: Sequence[int], data: bytes, watched: tuple[int, ...]) -> None:
+        """A step decoded in one native call with its watched tokens marked (see
+        :mod:`.bulk`): the same runs and tokens, in the same order, as :meth:`_feed_slow`."""
+        if type(token_ids) is not list and type(token_ids) is not tuple:
+            token_ids = list(token_ids)
+        pieces = self._pieces
+        special = self._special
+        base = self.pos
+        run: list[bytes] = []  # bytes of the ordinary tokens from run_start on
+        run_start = 0
+        off = 0  # bytes of data consumed
+        for j, k, token_id in mark_positions(token_ids, data, watched):  # type: ignore[arg-type]
+            if j > off:
+                run.append(data[off:j])
+            off = j + 3
+            item = token_ids[k]
+            if type(item) is int and token_id not in special:
+                run.append(pieces[token_id])  # type: ignore[arg-type]  # an ordinary token watched for its type
+                continue
+            if k > run_start:
+                self.pos = base + k
+                # the run's IDs locate text tags; without any, they are not needed
+                self._ordinary(b"".join(run), base + run_start, token_ids[run_start:k] if self._patterns else None)
+            run = []
+            self.pos = base + k
+            self._special_or_invalid(item)
+            run_start = k + 1
+        n = len(token_ids)
+        if n > run_start:
+            run.append(data[off:])
+            self.pos = base + n
+            self._ordinary(b"".join(run), base + run_start, token_ids[run_start:n] if self._patterns else None)
+        self.pos = base + n
 
     def _join(self, token_ids: Sequence[int], n: int) -> bytes | None:
         """Bytes of ordinary IDs, or ``None`` if one is invalid (the slow path reports it)."""

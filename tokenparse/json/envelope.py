@@ -59,6 +59,7 @@ from ..errors import ParserStateError
 from .errors import JsonLimitError, JsonStreamError
 from .partial import DEFAULT_MAX_CHARS
 from .scanner import DEFAULT_MAX_DEPTH, JsonValueScanner
+from .whole import WholeCall, read_whole
 
 __all__ = ["EnvelopeReader", "CallBegin", "CallArgs", "CallEnd", "EnvelopeEvent"]
 
@@ -121,6 +122,16 @@ _EXPECTED = {
     _COLON: "':'",
     _AFTER_MEMBER: "',' or '}'",
 }
+
+
+def _number(text: str) -> float:
+    return 0.0  # only "a number" matters; a long literal must not meet the int digit limit
+
+
+def _loads(source: str) -> Any:
+    """A scanned member value (valid JSON): strings and null as ``json.loads`` gives them;
+    numbers stand in as ``0.0`` (Python refuses to convert integers of over 4,300 digits)."""
+    return json.loads(source, strict=False, parse_int=_number, parse_float=_number)
 
 
 class EnvelopeReader:
@@ -221,6 +232,12 @@ class EnvelopeReader:
             event = _new_object(CallArgs)  # CallArgs(text) without the dataclass __init__
             _set_call_args_text(event, text)
             return [event]
+        if self._state == _START and not self._offset and "}" in text:
+            # a fresh reader whose first chunk may hold the whole envelope (see .whole)
+            whole = read_whole(text, 0, self.name_keys, self.args_keys, self.allow_array, self.strict,
+                               self.max_chars, self.max_depth)
+            if whole is not None:
+                return self._whole_events(*whole)
         start = 0
         streaming = self._streaming
         if streaming is not None:
@@ -249,6 +266,17 @@ class EnvelopeReader:
         except JsonStreamError as exc:
             return self._stop(text, start, exc)
         return self._take_events()
+
+    def _whole_events(self, calls: list[WholeCall], end: int) -> list[EnvelopeEvent]:
+        """The events the incremental reader makes of an envelope read whole, without error."""
+        events: list[EnvelopeEvent] = []
+        for name, args, ignored in calls:
+            events.append(CallBegin(name))
+            events.append(CallArgs(args))
+            events.append(CallEnd())
+            self.ignored.extend(ignored)
+        self._finish_reading(end)
+        return events
 
     def finish(self) -> list[EnvelopeEvent]:
         """End of stream: close what can be closed; a truncated envelope is an error."""
@@ -498,7 +526,7 @@ class EnvelopeReader:
 
     def _end_name(self) -> None:
         source = self._take_parts()
-        name = json.loads(source, strict=False)
+        name = _loads(source)
         if not isinstance(name, str):
             self._record(JsonStreamError(f"tool name is not a string: {source[:40]}", offset=self._value_origin))
             return
@@ -512,7 +540,7 @@ class EnvelopeReader:
 
     def _end_scalar_args(self) -> None:
         source = self._take_parts()
-        value = json.loads(source, strict=False)
+        value = _loads(source)
         if value is None or (isinstance(value, str) and not value.strip()):
             return  # no arguments: "{}" when the call ends
         if not isinstance(value, str):

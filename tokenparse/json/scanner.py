@@ -246,6 +246,15 @@ class JsonValueScanner:
             raise ValueError(f"resume_at({offset}) is before the scanner's offset {self._offset}")
         self._offset = offset
 
+    def end_whole(self, length: int) -> None:
+        """The caller read a complete object or array of ``length`` characters at the start
+        of its input by other means (:func:`tokenparse.json.whole.container_end`, which
+        accepts exactly what this scanner accepts): done, as if it had been scanned."""
+        if self.started:
+            raise ParserStateError("end_whole() after the scan began")
+        self._offset += length
+        self._state = _DONE
+
     # -- feeding --------------------------------------------------------------------------
     def feed(self, text: str, start: int = 0) -> int:
         """Scan ``text[start:]``; return the index just past the value, or ``-1``."""

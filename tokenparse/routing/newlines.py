@@ -48,10 +48,18 @@ class EdgeNewlines:
             self._spilling = False
             self._fresh = True
         if self._fresh:
-            text = text.lstrip(_NEWLINES)
-            if not text:
+            if text and text[0] in _NEWLINES:  # (a long text is copied only when it must be)
+                text = text.lstrip(_NEWLINES)
+                if not text:
+                    return
+            elif not text:
                 return
             self._fresh = False
+        if text and text[-1] not in _NEWLINES:  # no newline at the end: nothing to hold back
+            emit(self._held + text if self._held else text)
+            self._held = ""
+            self._spilling = False
+            return
         body = text.rstrip(_NEWLINES)
         if not body:
             if self._spilling:

@@ -11,6 +11,7 @@ re-serialisation, duplicate keys kept), and scan each character once. Mistral's 
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any, ClassVar, Mapping
@@ -18,6 +19,8 @@ from typing import Any, ClassVar, Mapping
 from ..core import DiagnosticLog, MessageSink
 from ..errors import BufferLimitError
 from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
+from ..json.scanner import DEFAULT_MAX_DEPTH
+from ..json.whole import WholeCall, read_whole
 from ..limits import HeldText, max_held_chars, max_leading_whitespace
 from .shared import DIAG
 
@@ -96,7 +99,8 @@ class JsonEnvelopeGrammar:
         self._began = False  # the open envelope has emitted its call
         self._verbatim: list[str] | None = None  # broken arguments: trailing "}"/whitespace held
         self._envelopes = 0
-        self._skip = re.compile(r"[^\s" + re.escape(self.separators) + "]")
+        self._skip = _skip_pattern(self.separators)
+        self._name_set, self._args_set = _key_sets(self.name_keys, self.args_keys)
 
     def text(self, text: str) -> None:
         if self._verbatim is not None:
@@ -124,6 +128,11 @@ class JsonEnvelopeGrammar:
                 i = m.start()
                 if text[i] not in "{[":
                     self._in_stray = True
+                    continue
+                whole = read_whole(text, i, self._name_set, self._args_set, True, False, max_held_chars(), DEFAULT_MAX_DEPTH)
+                if whole is not None and whole[0]:
+                    self._whole_calls(whole[0])
+                    i = whole[1]
                     continue
                 reader = self._reader = EnvelopeReader(
                     self.name_keys, self.args_keys, allow_array=True, max_chars=max_held_chars()
@@ -163,6 +172,22 @@ class JsonEnvelopeGrammar:
             self._envelope_text = []
             self._envelope_chars = 0
             i += reader.rest_index
+
+    def _whole_calls(self, calls: list[WholeCall]) -> None:
+        """An envelope (or array) read whole without error (see :mod:`tokenparse.json.whole`):
+        the calls and report the incremental reader's events would give."""
+        out = self._out
+        ignored: list[tuple[str, str]] = []
+        for name, args, members in calls:
+            out.tool_begin(name)
+            out.tool_args(args)
+            out.tool_end()
+            ignored += members
+        self._envelopes += 1
+        self._began = True
+        self._pending = None
+        if ignored:
+            self._report_errors(_ReadWhole(ignored), None)  # type: ignore[arg-type]  # what a reader records
 
     def marker(self, role: str, pos: int) -> None:
         self._log.report(DIAG, f"unexpected structural token {role!r} inside a {self.label} tool block", pos)
@@ -252,6 +277,28 @@ class JsonEnvelopeGrammar:
             code = error.code if isinstance(error, BufferLimitError) else DIAG
             self._log.report(code, f"{self.label} tool call: {error.message}", pos, text=text)
         reader.errors.clear()
+
+
+@functools.cache
+def _key_sets(name_keys: tuple[str, ...], args_keys: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    return frozenset(name_keys), frozenset(args_keys)
+
+
+@functools.cache
+def _skip_pattern(separators: str) -> re.Pattern[str]:
+    """What is not whitespace or a separator (one compiled pattern per grammar class)."""
+    return re.compile(r"[^\s" + re.escape(separators) + "]")
+
+
+class _ReadWhole:
+    """What an envelope read whole leaves for ``_report_errors``: its ignored members, no
+    errors (subclasses that filter the members keep doing so on this path)."""
+
+    __slots__ = ("ignored", "errors")
+
+    def __init__(self, ignored: list[tuple[str, str]]) -> None:
+        self.ignored = ignored
+        self.errors: list = []
 
 
 def _next_envelope_start(text: str, i: int) -> int:

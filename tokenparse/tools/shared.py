@@ -11,7 +11,8 @@ from typing import Any
 from ..core import DiagnosticLog, MessageSink
 from ..errors import ToolCallError
 from ..json.errors import JsonStreamError
-from ..json.scanner import JsonValueScanner
+from ..json.scanner import DEFAULT_MAX_DEPTH, JsonValueScanner
+from ..json.whole import container_end
 
 __all__ = ["DIAG", "MAX_NAME_CHARS", "NON_WHITESPACE", "ArgsError", "JsonArgsStream", "report_block_rest"]
 
@@ -46,12 +47,13 @@ class JsonArgsStream:
     scanner itself holds.
     """
 
-    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin")
+    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin", "_strict")
 
     def __init__(self, out: MessageSink, *, strict: bool = False, begin: Any = None) -> None:
         self._out = out
         self._begin = begin  # called once, before the first argument text (the call starts there)
         self._scanner = JsonValueScanner(allow_control_chars=not strict)
+        self._strict = strict
         self._fed = 0  # characters the scanner has consumed
         self._held = ""  # scanned but not yet emitted: a possibly unfinished token
         self.emitted = False
@@ -71,6 +73,13 @@ class JsonArgsStream:
             if m is None:
                 return -1
             i = m.start()
+            if text[i] in "{[":  # a whole object or array in this chunk: the C scanner reads it
+                end = container_end(text, i, self._strict, DEFAULT_MAX_DEPTH)
+                if end >= 0:
+                    scanner.end_whole(end - i)
+                    self._fed = end - i
+                    self._emit(text[i:end])
+                    return end
         base = self._fed  # scanner offset of text[i]
         held = self._held
         try:
