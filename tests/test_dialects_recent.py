@@ -22,6 +22,12 @@ WEATHER_AND_TIME = [("get_weather", {"location": "Paris"}), ("get_time", {})]
 WEATHER_AND_ADD = [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]
 DSML = "｜DSML｜"
 NS = "]<]minimax[>["
+K3 = ("<|open|>", "<|close|>", "<|sep|>")
+
+
+def _x(opening: int, word: str) -> str:
+    """A Kimi K3 XTML tag: ``<|open|>WORD<|sep|>`` / ``<|close|>WORD<|sep|>``."""
+    return f"{'<|open|>' if opening else '<|close|>'}{word}<|sep|>"
 
 RECENT_ROWS = [
     Row("holo2", "bundled:qwen3", ("<think>", "</think>", "<tool_call>", "</tool_call>"),
@@ -91,6 +97,17 @@ RECENT_ROWS = [
         block="<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
               "get_time<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:msg|>{}"
               "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>"),
+    # Kimi K3: XTML channels, every tag <|open|> / <|close|> + words + <|sep|> (the anchors are
+    # the added tokens); the answer in the response channel, typed arguments, the end marker
+    Row("kimi-k3", "placeholder", K3,
+        f"{_x(1, 'think')}Plan.{_x(0, 'think')}{_x(1, 'response')}Sure.{_x(0, 'response')}{_x(1, 'tools')}"
+        + "".join(f'<|open|>call tool="{name}" index="{i}"<|sep|><|open|>argument key="{key}" type="{kind}"<|sep|>'
+                  f"{value}{_x(0, 'argument')}{_x(0, 'call')}"
+                  for i, (name, key, kind, value) in enumerate((("get_weather", "location", "string", "Paris"),
+                                                                 ("add", "x", "integer", "1")), 1))
+        + f"{_x(0, 'tools')}{_x(0, 'message')}",
+        *PLAN, WEATHER_AND_ADD, think=(_x(1, "think"), _x(0, "think")),
+        block=f"{_x(1, 'tools')}<|open|>call tool=\"get_time\" index=\"1\"<|sep|>{_x(0, 'call')}{_x(0, 'tools')}"),
     # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
     Row("solar-open2", "placeholder",
         ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
@@ -320,3 +337,44 @@ def test_k2_horizon_other_reasoning_efforts_are_a_load_option():
     text = row.example.replace("</ifm|think>", fast[1])
     outcome = check_stream(model, encode(table, text, tags), WEATHER_TOOLS)
     assert (outcome.reasoning, outcome.content) == PLAN and outcome.parsed_calls == row.calls
+
+
+def _k3(text: str, prompt_text: str | None = None, *, as_text: bool = False):
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text, as_text=as_text), WEATHER_TOOLS, prompt)
+
+
+def test_kimi_k3_response_opened_by_the_prompt():
+    """The chat template often opens the response channel: the model writes only its close
+    tag and the end marker, both dropped without a report; the answer is the text before."""
+    outcome = _k3(f"It is sunny.{_x(0, 'response')}{_x(0, 'message')}", f"Hi{_x(1, 'response')}")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == (None, "It is sunny.", [])
+    outcome = _k3(f"It is sunny.{_x(0, 'message')}")
+    assert (outcome.content, outcome.diagnostics) == ("It is sunny.", [])
+
+
+def test_kimi_k3_reasoning_opened_by_the_prompt():
+    outcome = _k3(f"Plan.{_x(0, 'think')}{_x(1, 'response')}Done.{_x(0, 'response')}", f"Hi{_x(1, 'think')}")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == ("Plan.", "Done.", [])
+
+
+def test_kimi_k3_typed_and_raw_arguments():
+    """``type="string"`` is raw text (quotes, newlines and a tag spelled with ordinary tokens
+    stay value text); other types are JSON source."""
+    value = 'say "hi"\n<|close|>argument<|sep|> ok'
+    spelled = recent_ids(next(r for r in RECENT_ROWS if r.profile == "kimi-k3"), value, as_text=True)
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    head = recent_ids(row, f'{_x(1, "tools")}<|open|>call tool="add" index="1"<|sep|>'
+                           f'<|open|>argument key="items" type="array"<|sep|>[1, {{"a": null}}]{_x(0, "argument")}'
+                           f'<|open|>argument key="note" type="string"<|sep|>')
+    tail = recent_ids(row, f'{_x(0, "argument")}{_x(0, "call")}{_x(0, "tools")}')
+    outcome = check_stream(recent_model(row), head + spelled + tail, WEATHER_TOOLS)
+    assert outcome.parsed_calls == [("add", {"items": [1, {"a": None}], "note": value})]
+    assert outcome.diagnostics == []
+
+
+def test_kimi_k3_tags_written_as_text_stay_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    outcome = _k3(row.example, as_text=True)
+    assert outcome.calls == [] and _x(1, "tools") in (outcome.content or "")

@@ -41,6 +41,14 @@ format (each left out on purpose, not compared here):
 * PLaMo 3: vLLM 0.32 starts a response in reasoning (thinking on by default) even when it
   does not open with ``<|plamo:begin_think:plamo|>``; tokenparse starts in content unless the
   prompt ends in that tag (the model writes it, as in vLLM's own PLaMo 3 reasoning tests);
+* Kimi K3: vLLM un-escapes ``&quot;`` / ``&amp;`` in the attribute values (tool name,
+  argument key); tokenparse takes them as written (names and keys of JSON-schema tools do not
+  contain them). vLLM matches the XTML tags in the decoded text, so a string argument that
+  quotes ``<|close|>argument<|sep|>`` ends there (its documented limitation); tokenparse
+  matches the ``<|open|>`` / ``<|close|>`` / ``<|sep|>`` tokens, so that text stays value text
+  (``test_kimi_k3_typed_and_raw_arguments``). vLLM starts in reasoning when thinking is on and
+  no think tag is seen; tokenparse starts in content unless the prompt ends in
+  ``<|open|>think<|sep|>`` (as for PLaMo 3);
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -91,6 +99,7 @@ VLLM_PARSER = {
     "k2-horizon": "k2_horizon",
     "minimax-m3": "minimax_m3",
     "plamo3": "plamo3",
+    "kimi-k3": "kimi_k3",
 }
 #: profile -> the vLLM reasoning parser that runs before its tool parser (its content is what
 #: the tool parser sees; these two also take the answer's wrapper tags off)

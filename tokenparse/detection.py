@@ -152,6 +152,7 @@ RULES: list[Rule] = [
     Rule("k2-horizon", tokens=("<ifm|tool_calls>", "<ifm|tool_call>", "<ifm|arg_key>")),
     Rule("minimax-m3", tokens=("]<]minimax[>[",)),
     Rule("plamo3", tokens=("<|plamo:begin_", "<|plamo:end_", ":plamo|>")),
+    Rule("kimi-k3", tokens=("<|open|>", "<|close|>", "<|sep|>")),
     Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 

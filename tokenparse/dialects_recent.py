@@ -34,10 +34,16 @@ from .tools.xml_recent import (
     MiniCPM5Grammar,
     SolarOpen2Grammar,
 )
+from .tools.xtml import KimiK3Grammar, xtml_tag
 
 __all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
 
 THINK = ("<think>", "</think>")
+#: Kimi K3 XTML channel tags: three tokens each, ``<|open|>`` / ``<|close|>`` + word + ``<|sep|>``
+K3_THINK = (xtml_tag(True, "think"), xtml_tag(False, "think"))
+K3_TOOLS = (xtml_tag(True, "tools"), xtml_tag(False, "tools"))
+K3_RESPONSE = (xtml_tag(True, "response"), xtml_tag(False, "response"))
+K3_MESSAGE_END = xtml_tag(False, "message")
 DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
 
 
@@ -125,6 +131,13 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
                         plamo_tag(False, "tool_requests")),
         description="PLaMo 3: `<|plamo:begin_tool_requests:plamo|>` ... name and JSON arguments (multi-token tags)",
     ),
+    "kimi-k3": lambda: TagDialect(
+        "kimi-k3", reasoning=K3_THINK, tool_open=K3_TOOLS[0], tool_close=K3_TOOLS[1], grammar=KimiK3Grammar,
+        wrappers=(K3_RESPONSE,), wrapper_opened_by_prompt=True, end_tags=(K3_MESSAGE_END,),
+        text_tags=_tags(*K3_THINK, *K3_TOOLS),
+        description="Kimi K3: XTML `<|open|>think<|sep|>`, answer in `<|open|>response<|sep|>`, "
+                    '`<|open|>call tool="N"<|sep|><|open|>argument key="k" type=".."<|sep|>v...` (multi-token tags)',
+    ),
     "solar-open2": lambda: TagDialect(
         "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
         tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
@@ -138,6 +151,7 @@ RECENT_ALIASES: dict[str, tuple[str, ...]] = {
     "hy-v4": ("hy_v4",),
     "k2-horizon": ("k2_horizon",),
     "solar-open2": ("solar_open2",),
+    "kimi-k3": ("kimi_k3",),
     "minimax-m3": ("minimax_m3",),
 }
 

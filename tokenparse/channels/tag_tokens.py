@@ -34,6 +34,9 @@ class TagTokens:
     ``wrappers`` are (open, close) pairs around the answer: each is one token where the
     tokenizer has it as an added token, text otherwise, and is a tag in content only.
     ``tool_open_spellings`` are other spellings of the tool-open tag, resolved the same way.
+    ``wrapper_opened_by_prompt``: a wrapper's close tag without its open one is dropped
+    silently (the prompt opened the wrapper). ``end_tags`` end the message: in content they
+    close an open wrapper and are dropped silently, resolved like the wrappers.
     """
 
     def __init__(
@@ -52,6 +55,8 @@ class TagTokens:
         subtoken_tags: bool = False,
         wrappers: Sequence[tuple[str, str]] = (),
         tool_open_spellings: Sequence[str] = (),
+        wrapper_opened_by_prompt: bool = False,
+        end_tags: Sequence[str] = (),
     ) -> None:
         self.name = name
         self.table = table
@@ -127,6 +132,13 @@ class TagTokens:
                     add(resolved, kind, resolved.literal, (CONTENT,))
                     if resolved.token_id is None:
                         self.text_wrappers |= {literal}
+        #: close literals dropped silently where no wrapper is open (see the class docstring)
+        self.silent_closes: frozenset[str] = frozenset(pair[1] for pair in wrappers if wrapper_opened_by_prompt)
+        for literal in end_tags:
+            resolved = resolver.resolve(literal, allow_text=True)
+            if resolved is not None and resolved.literal not in self.matching:
+                add(resolved, WRAP_CLOSE, resolved.literal, (CONTENT,))
+                self.silent_closes |= {literal}
         if missing:
             raise TokenizerError(
                 f"tokenizer {table.name or table!r} lacks the {name} tag(s) "

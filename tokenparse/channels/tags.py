@@ -410,6 +410,8 @@ class TagDecoder:
         opening = kind == WRAP_OPEN
         if opening != self._wrapped:
             self._wrapped = opening
+        elif not opening and name in self._b.silent_closes:
+            pass  # the prompt opened the wrapper, or the message's end marker (Kimi K3)
         elif name in self._b.text_wrappers:
             self._emit(name)  # text where no wrapper tag can stand: the model's own words
         else:

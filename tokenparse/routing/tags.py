@@ -78,6 +78,12 @@ class TagDialect:
     #: content (Hunyuan-A13B ``<answer>``, ERNIE 4.5 ``<response>``): one token where the
     #: tokenizer has the literal as an added token, text otherwise
     wrappers: tuple[tuple[str, str], ...] = ()
+    #: the prompt may already have opened the wrapper (Kimi K3 ``<|open|>response<|sep|>``):
+    #: a wrapper close tag without its open one is dropped silently, not reported
+    wrapper_opened_by_prompt: bool = False
+    #: literals that end the message (Kimi K3 ``<|close|>message<|sep|>``): in content they
+    #: close an open wrapper and are dropped silently; one token or text, like the wrappers
+    end_tags: tuple[str, ...] = ()
     #: drop the template's newlines at the edges of reasoning, content and tool blocks
     #: (see :mod:`tokenparse.routing.newlines`); ``False`` keeps every character
     trim_newlines: bool = True
@@ -121,6 +127,8 @@ class BoundTagDialect(TagTokens):
             subtoken_tags=dialect.subtoken_tags,
             wrappers=dialect.wrappers,
             tool_open_spellings=dialect.tool_open_spellings,
+            wrapper_opened_by_prompt=dialect.wrapper_opened_by_prompt,
+            end_tags=dialect.end_tags,
         )
         self.dialect = dialect
         self.grammar = grammar
