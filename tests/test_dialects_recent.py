@@ -23,6 +23,9 @@ WEATHER_AND_ADD = [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]
 DSML = "｜DSML｜"
 NS = "]<]minimax[>["
 K3 = ("<|open|>", "<|close|>", "<|sep|>")
+INKLING = ("<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<|end_message|>",
+           "<|content_invoke_tool_json|>", "<|content_invoke_tool_text|>", "<|content_tool_error|>",
+           "<|content_model_end_sampling|>")
 
 
 def _x(opening: int, word: str) -> str:
@@ -108,6 +111,16 @@ RECENT_ROWS = [
         + f"{_x(0, 'tools')}{_x(0, 'message')}",
         *PLAN, WEATHER_AND_ADD, think=(_x(1, "think"), _x(0, "think")),
         block=f"{_x(1, 'tools')}<|open|>call tool=\"get_time\" index=\"1\"<|sep|>{_x(0, 'call')}{_x(0, 'tools')}"),
+    # Inkling: every block kind ends with <|end_message|>; the response starts in the message
+    # header the template opened (<|message_model|>), a tool block's header names the tool
+    Row("inkling", "placeholder", INKLING,
+        "<|content_thinking|>Plan.<|end_message|><|message_model|><|content_text|>Sure.<|end_message|>"
+        '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"location":"Paris"}}'
+        '<|end_message|><|message_model|>add<|content_invoke_tool_json|>{"name":"add","args":{"x":1}}<|end_message|>'
+        "<|content_model_end_sampling|>",
+        *PLAN, WEATHER_AND_ADD, think=("<|content_thinking|>", "<|end_message|>"), tool_ends_reasoning=True,
+        control=("<|content_model_end_sampling|>",),
+        block='<|content_invoke_tool_json|>{"name": "get_time", "args": {}}<|end_message|>'),
     # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
     Row("solar-open2", "placeholder",
         ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
@@ -153,7 +166,9 @@ def test_tool_block_inside_reasoning(row):
     text = f"{opening}First plan.{row.block}Then more.{r_close}Answer."
     outcome = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
     assert [name for name, _ in outcome.calls] == ["get_time"]
-    if row.tool_ends_reasoning and r_close in row.tags:  # the section ends reasoning; the late close tag is reported
+    if row.block.endswith(r_close):  # one tag ends every block kind (Inkling): the late one ends a text block
+        assert (outcome.reasoning, outcome.content, outcome.codes) == ("First plan.", "Then more.Answer.", [])
+    elif row.tool_ends_reasoning and r_close in row.tags:  # the section ends reasoning; the late close tag is reported
         assert (outcome.reasoning, outcome.content) == ("First plan.", "Then more.Answer.")
         assert outcome.codes == ["stray_tag"]
     elif row.tool_ends_reasoning:  # a multi-token close tag is matched only inside reasoning: later, it is text
@@ -378,3 +393,34 @@ def test_kimi_k3_tags_written_as_text_stay_text():
     row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
     outcome = _k3(row.example, as_text=True)
     assert outcome.calls == [] and _x(1, "tools") in (outcome.content or "")
+
+
+def _inkling(text: str, prompt_text: str | None = None):
+    row = next(r for r in RECENT_ROWS if r.profile == "inkling")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS, prompt)
+
+
+def test_inkling_header_and_prompt_start():
+    """The header between <|message_model|> and the block kind is metadata (the tool's name),
+    dropped; the prompt's last tag says where the response starts."""
+    call = '<|message_model|>get_time<|content_invoke_tool_json|>{"name":"get_time","args":{}}<|end_message|>'
+    outcome = _inkling("Plan.<|end_message|>" + call, "Hi<|end_message|><|message_model|><|content_thinking|>")
+    assert (outcome.reasoning, outcome.content, outcome.parsed_calls) == ("Plan.", None, [("get_time", {})])
+    outcome = _inkling("It is sunny.<|end_message|>", "Hi<|end_message|><|message_model|><|content_text|>")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == (None, "It is sunny.", [])
+    outcome = _inkling("<|content_text|>It is sunny.<|end_message|>", "Hi<|end_message|><|message_model|>")
+    assert (outcome.content, outcome.diagnostics) == ("It is sunny.", [])
+
+
+def test_inkling_header_text_is_kept_when_no_block_follows():
+    """Nothing lost: a header that a block kind never follows is the model's text."""
+    outcome = _inkling("no block here<|end_message|>")
+    assert (outcome.content, outcome.calls) == ("no block here", [])
+    outcome = _inkling("<|content_text|>A<|end_message|><|message_model|>cut")
+    assert outcome.content == "Acut"
+
+
+def test_inkling_raw_tool_text_is_visible():
+    outcome = _inkling("<|content_invoke_tool_text|>get_time()<|end_message|>")
+    assert (outcome.content, outcome.calls) == ("get_time()", [])

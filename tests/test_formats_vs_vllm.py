@@ -49,6 +49,9 @@ format (each left out on purpose, not compared here):
   (``test_kimi_k3_typed_and_raw_arguments``). vLLM starts in reasoning when thinking is on and
   no think tag is seen; tokenparse starts in content unless the prompt ends in
   ``<|open|>think<|sep|>`` (as for PLaMo 3);
+* Inkling: vLLM also ends a block at ``<|content_model_end_sampling|>`` (in reasoning, the
+  reasoning); tokenparse takes that token for the end of sampling (the stream ends there, so
+  the open block closes with it, as at any end of stream) and gives no text for it;
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -100,6 +103,7 @@ VLLM_PARSER = {
     "minimax-m3": "minimax_m3",
     "plamo3": "plamo3",
     "kimi-k3": "kimi_k3",
+    "inkling": "inkling",
 }
 #: profile -> the vLLM reasoning parser that runs before its tool parser (its content is what
 #: the tool parser sees; these two also take the answer's wrapper tags off)

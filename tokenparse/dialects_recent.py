@@ -23,6 +23,7 @@ from .routing.tags import BoundTagDialect, TagDialect
 from .tokenizers.table import TokenTable
 from .tools.choice import DotsGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar
+from .tools.json_variants import InklingGrammar
 from .tools.minimax_m3 import NS as MINIMAX_NS
 from .tools.minimax_m3 import MiniMaxM3Grammar
 from .tools.plamo import Plamo3Grammar, plamo_tag
@@ -44,6 +45,10 @@ K3_THINK = (xtml_tag(True, "think"), xtml_tag(False, "think"))
 K3_TOOLS = (xtml_tag(True, "tools"), xtml_tag(False, "tools"))
 K3_RESPONSE = (xtml_tag(True, "response"), xtml_tag(False, "response"))
 K3_MESSAGE_END = xtml_tag(False, "message")
+#: Inkling: ``<|end_message|>`` closes every block kind; the header tags before a block's kind
+INKLING_END = "<|end_message|>"
+INKLING_HEADERS = (("<|message_model|>", "header"), ("<|content_text|>", "header_end"),
+                   ("<|content_invoke_tool_text|>", "header_end"), ("<|content_tool_error|>", "header_end"))
 DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
 
 
@@ -137,6 +142,13 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         text_tags=_tags(*K3_THINK, *K3_TOOLS),
         description="Kimi K3: XTML `<|open|>think<|sep|>`, answer in `<|open|>response<|sep|>`, "
                     '`<|open|>call tool="N"<|sep|><|open|>argument key="k" type=".."<|sep|>v...` (multi-token tags)',
+    ),
+    "inkling": lambda: TagDialect(
+        "inkling", reasoning=("<|content_thinking|>", INKLING_END), tool_open="<|content_invoke_tool_json|>",
+        tool_close=INKLING_END, grammar=InklingGrammar, tool_ends_reasoning=True, header_tags=INKLING_HEADERS,
+        optional=frozenset(("<|content_invoke_tool_text|>", "<|content_tool_error|>")),
+        description="Inkling: `<|message_model|>[name]<|content_thinking|>` / `<|content_text|>` / "
+                    '`<|content_invoke_tool_json|>{"name", "args"}`, every block ended by `<|end_message|>`',
     ),
     "solar-open2": lambda: TagDialect(
         "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",

@@ -17,7 +17,7 @@ from typing import Any
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
 __all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call",
-           "kimi_k3_call"]
+           "kimi_k3_call", "inkling_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -105,6 +105,11 @@ def kimi_k3_call(name: str, args: Args, index: int) -> str:
     return f'<|open|>call tool="{name}" index="{index + 1}"<|sep|>{params}' + _xtml(False, "call")
 
 
+def inkling_call(name: str, args: Args, index: int) -> str:
+    """Inkling, inside ``<|content_invoke_tool_json|>`` ... ``<|end_message|>``: ``{"name": N, "args": {...}}``."""
+    return '{"name": ' + json.dumps(name) + ', "args": ' + _json_args(args) + "}"
+
+
 def _json_args(args: Args) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in args) + "}"
 
@@ -186,6 +191,20 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
         special_ids={"[BOS]": 163584, "[EOS]": 163585, "<|end_of_msg|>": 163586, "<|open|>": 163587,
                      "<|close|>": 163588, "<|sep|>": 163589},
         control=frozenset({"[BOS]", "[EOS]", "<|end_of_msg|>"}), vocab_size=163840,
+    ),
+    "inkling": _example(
+        "<|content_thinking|>Weather in Paris.<|end_message|><|message_model|><|content_text|>Checking.<|end_message|>"
+        "<|message_model|>get_weather<|content_invoke_tool_json|>" + _weather(inkling_call)
+        + "<|end_message|><|content_model_end_sampling|>",
+        "Weather in Paris.", "Checking.", inkling_call, ("<|content_invoke_tool_json|>", "<|end_message|>"),
+        think=("<|content_thinking|>", "<|end_message|>"), say=("<|content_text|>", "<|end_message|>"),
+        # the IDs vLLM's Inkling renderer tests give as the real vocabulary's layout (not checked
+        # against the tokenizer config); <|content_invoke_tool_text|> / <|content_tool_error|>:
+        # stand-in IDs. The response starts in the message header the template opened
+        special_ids={"<|message_model|>": 200001, "<|content_text|>": 200004, "<|content_model_end_sampling|>": 200006,
+                     "<|content_thinking|>": 200008, "<|end_message|>": 200010, "<|content_invoke_tool_json|>": 200049,
+                     "<|content_invoke_tool_text|>": 200050, "<|content_tool_error|>": 200051},
+        control=frozenset({"<|content_model_end_sampling|>"}),
     ),
     "solar-open2": _example(
         "Weather in Paris.<|think:end|>Checking.<|tool_call:start|>" + _weather(solar_open2_call) + "<|tool_call:end|>",

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..channels.literals import held_prefix_start
-from ..channels.tag_tokens import TagTokens
-from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
+from ..channels.tag_tokens import HEADER_END, HEADER_OPEN, TagTokens
+from ..channels.tags import CONTENT, EOS, MESSAGE_END, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
 from ..limits import max_held_chars
 from ..tokenizers.table import TokenTable
@@ -31,6 +31,9 @@ __all__ = ["TagDialect", "BoundTagDialect", "TagRouter", "MAX_SEPARATOR_CHARS"]
 #: whitespace held after a tool block while waiting to see whether another block follows;
 #: past this it is passed on as text (bounded memory on a model that emits only spaces)
 MAX_SEPARATOR_CHARS = 4096
+#: text held as a message header (a tool name) before it is taken for the answer
+MAX_HEADER_CHARS = 256
+_HEADER_ROLES = frozenset((HEADER_OPEN, HEADER_END, MESSAGE_END))
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,11 @@ class TagDialect:
     #: literals that end the message (Kimi K3 ``<|close|>message<|sep|>``): in content they
     #: close an open wrapper and are dropped silently; one token or text, like the wrappers
     end_tags: tuple[str, ...] = ()
+    #: (literal, role) of single-token message-header tags (Inkling): ``"header"`` opens a
+    #: header whose text is dropped (a name before the block kind), ``"header_end"`` ends
+    #: it (a text block's kind). With them, a reasoning-close literal equal to ``tool_close``
+    #: is one tag that closes every block kind
+    header_tags: tuple[tuple[str, str], ...] = ()
     #: drop the template's newlines at the edges of reasoning, content and tool blocks
     #: (see :mod:`tokenparse.routing.newlines`); ``False`` keeps every character
     trim_newlines: bool = True
@@ -129,6 +137,7 @@ class BoundTagDialect(TagTokens):
             tool_open_spellings=dialect.tool_open_spellings,
             wrapper_opened_by_prompt=dialect.wrapper_opened_by_prompt,
             end_tags=dialect.end_tags,
+            header_tags=dialect.header_tags,
         )
         self.dialect = dialect
         self.grammar = grammar
@@ -154,7 +163,10 @@ class BoundTagDialect(TagTokens):
         self.implicit_json_call = self.detect_call is not None
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> TagDecoder:
-        return TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
+        decoder = TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
+        if self.header_ids and self.start_header(prompt_token_ids):
+            sink.marker(HEADER_OPEN, 0)  # the template prefilled the header's open tag
+        return decoder
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> TagRouter:
         if self.dialect.trim_newlines:
@@ -196,6 +208,9 @@ class TagRouter:
         self._bare_open: str | None = getattr(bound.grammar, "bare_call_open", None) if bound.tool_close else None
         self._bare: list[str] | None = None
         self._bare_chars = 0
+        #: text of an open message header (Inkling: after ``<|message_model|>``), held until
+        #: the block kind drops it; ``None`` outside a header
+        self._header: list[str] | None = None
         if bound.implicit_json_call:
             names = getattr(tools, "names", None)
             if tools is None or names is None or names:
@@ -215,7 +230,9 @@ class TagRouter:
             self._target = self._out.reasoning
         else:
             self._target = self._out.content if self._bare_open is None else self._watch_bare
-        if self._separator is not None:
+        if self._header is not None and channel == CONTENT:
+            self.text = self._header_text
+        elif self._separator is not None:
             self.text = self._text_after_block
         elif self._probe is not None and channel == CONTENT:
             self.text = self._probe_text
@@ -229,10 +246,14 @@ class TagRouter:
                 self._log.report("stray_tag", f"tag {literal} has no meaning in {self._channel}; dropped", pos, text=literal)
         elif self._grammar is not None:
             self._grammar.marker(role, pos)
+        elif role in _HEADER_ROLES:
+            self._header_marker(role)
         else:  # the decoder only reports markers inside blocks
             self._log.report("stray_tag", f"marker {role} outside a tool block", pos)
 
     def close(self, end: str, pos: int) -> None:
+        if self._header is not None:  # a block kind drops the header; the end of the stream keeps it
+            self._end_header(keep=end == EOS)
         channel = self._channel
         self._channel = None
         if channel == TOOL or self._implicit_block:
@@ -263,6 +284,33 @@ class TagRouter:
         self.text = self._out.content
 
     # -- helpers ---------------------------------------------------------------------------
+
+    def _header_marker(self, role: str) -> None:
+        """Inkling's message header: ``<|message_model|>`` opens it, the text block's kind
+        drops it, a message end in the header keeps its text as content (nothing lost)."""
+        if self._header is not None:
+            self._end_header(keep=role == MESSAGE_END)
+        if role == HEADER_OPEN:
+            self._header = []
+            if self._channel == CONTENT:
+                self.text = self._header_text
+
+    def _header_text(self, text: str) -> None:
+        header = self._header
+        header.append(text)  # type: ignore[union-attr]
+        if sum(map(len, header)) > MAX_HEADER_CHARS:  # type: ignore[arg-type]
+            self._end_header(keep=True)  # far longer than a name: it was the answer
+
+    def _end_header(self, keep: bool) -> None:
+        held = "".join(self._header or ())
+        self._header = None
+        if self._channel == CONTENT:
+            self.text = self._target
+        if held and keep:
+            if self._channel == CONTENT:
+                self._target(held)
+            else:
+                self._out.content(held)
 
     def _begin_block(self) -> None:
         grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
