@@ -26,6 +26,7 @@ K3 = ("<|open|>", "<|close|>", "<|sep|>")
 INKLING = ("<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<|end_message|>",
            "<|content_invoke_tool_json|>", "<|content_invoke_tool_text|>", "<|content_tool_error|>",
            "<|content_model_end_sampling|>")
+MUSE = ("<|start|>", "<|message|>", "<|eom|>", "<|eot|>")
 
 
 def _x(opening: int, word: str) -> str:
@@ -121,6 +122,17 @@ RECENT_ROWS = [
         *PLAN, WEATHER_AND_ADD, think=("<|content_thinking|>", "<|end_message|>"), tool_ends_reasoning=True,
         control=("<|content_model_end_sampling|>",),
         block='<|content_invoke_tool_json|>{"name": "get_time", "args": {}}<|end_message|>'),
+    # MuseGlimmer: messages routed by their header's recipient; the first header's <|start|>assistant
+    # is the prompt's; a bare tool name is offered as NAME.*, so the model may write add.add
+    Row("muse-glimmer", "placeholder", MUSE,
+        " to=self<|message|>Plan.<|eom|><|start|>assistant to=user<|message|>Sure.<|eom|>"
+        "<|start|>assistant to=get_weather.get_weather<|message|><atem:function_calls>\n"
+        '<atem:invoke name="get_weather">\n<atem:parameter name="location">Paris</atem:parameter>\n</atem:invoke>\n'
+        '<atem:invoke name="add.add">\n<atem:parameter name="x">1</atem:parameter>\n</atem:invoke>\n'
+        "</atem:function_calls><|eom|>",
+        *PLAN, WEATHER_AND_ADD, think=("<|start|>assistant to=self<|message|>", "<|eom|>"), tool_ends_reasoning=True,
+        block='<|start|>assistant to=functions<|message|><atem:function_calls><atem:invoke name="get_time">'
+              "</atem:invoke></atem:function_calls><|eom|>"),
     # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
     Row("solar-open2", "placeholder",
         ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
@@ -424,3 +436,48 @@ def test_inkling_header_text_is_kept_when_no_block_follows():
 def test_inkling_raw_tool_text_is_visible():
     outcome = _inkling("<|content_invoke_tool_text|>get_time()<|end_message|>")
     assert (outcome.content, outcome.calls) == ("get_time()", [])
+
+
+def _muse(text: str, prompt_text: str | None = None, *, as_text: bool = False):
+    row = next(r for r in RECENT_ROWS if r.profile == "muse-glimmer")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text, as_text=as_text), WEATHER_TOOLS, prompt)
+
+
+def test_muse_glimmer_messages_by_recipient():
+    """to=self is reasoning, to=user (or no recipient) the answer, any other recipient a tool
+    message; an invoke quoted in the answer is the answer's text."""
+    quoted = '<atem:invoke name="get_time"></atem:invoke>'
+    outcome = _muse(f"<|start|>assistant to=user<|message|>Write {quoted}.<|eot|>", "Hi<|start|>assistant")
+    assert (outcome.content, outcome.calls, outcome.diagnostics) == (f"Write {quoted}.", [], [])
+    outcome = _muse("<|message|>Plain.<|eot|>")
+    assert (outcome.reasoning, outcome.content) == (None, "Plain.")
+
+
+def test_muse_glimmer_unterminated_reasoning_ends_at_the_next_header():
+    text = (' to=self<|message|>Plan.<|start|>assistant to=get_time<|message|><atem:function_calls>'
+            '<atem:invoke name="get_time"></atem:invoke></atem:function_calls><|eom|>')
+    outcome = _muse(text)
+    assert (outcome.reasoning, outcome.parsed_calls, outcome.diagnostics) == ("Plan.", [("get_time", {})], [])
+
+
+def test_muse_glimmer_tags_written_as_text_stay_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "muse-glimmer")
+    outcome = _muse(row.example, as_text=True)
+    assert outcome.calls == [] and "to=self" in (outcome.content or "")
+
+
+def test_inkling_header_text_that_is_not_a_name_is_reported():
+    """Nothing lost: words before a thinking block, or a header naming another tool than the
+    call, are reported with the text."""
+    outcome = _inkling("stray<|content_thinking|>Plan.<|end_message|>")
+    assert (outcome.reasoning, outcome.codes) == ("Plan.", ["header_text"])
+    assert outcome.diagnostics[0].text == "stray"
+    call = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_time","args":{}}<|end_message|>'
+    outcome = _inkling(call)
+    assert (outcome.parsed_calls, outcome.codes) == ([("get_time", {})], ["header_text"])
+
+
+def test_muse_glimmer_words_in_a_header_are_reported():
+    outcome = _muse("<|start|>assistant note to=user<|message|>Hi.<|eot|>")
+    assert (outcome.content, outcome.codes) == ("Hi.", ["header_text"])

@@ -52,6 +52,13 @@ format (each left out on purpose, not compared here):
 * Inkling: vLLM also ends a block at ``<|content_model_end_sampling|>`` (in reasoning, the
   reasoning); tokenparse takes that token for the end of sampling (the stream ends there, so
   the open block closes with it, as at any end of stream) and gives no text for it;
+* MuseGlimmer: vLLM JSON-decodes every parameter value whatever its schema (``"1"`` for a
+  string parameter becomes ``1``); tokenparse types values by the schema, as in its other XML
+  formats. vLLM also reads a header written without ``<|start|>`` (`` to=get_time<|message|>``
+  right after an unterminated message) and, when no header is seen at all, invokes anywhere
+  in the text; tokenparse opens a header only at the ``<|start|>`` token (or at the start of
+  the response, which the prompt's ``<|start|>assistant`` opened), and text outside any
+  message is the answer;
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -104,10 +111,12 @@ VLLM_PARSER = {
     "plamo3": "plamo3",
     "kimi-k3": "kimi_k3",
     "inkling": "inkling",
+    "muse-glimmer": "muse_glimmer",
 }
 #: profile -> the vLLM reasoning parser that runs before its tool parser (its content is what
 #: the tool parser sees; the first three also take the answer's wrapper tags off)
-VLLM_REASONING = {"hunyuan-a13b": "hunyuan_a13b", "ernie-4.5": "ernie45", "kimi-k3": "kimi_k3", "inkling": "inkling"}
+VLLM_REASONING = {"hunyuan-a13b": "hunyuan_a13b", "ernie-4.5": "ernie45", "kimi-k3": "kimi_k3", "inkling": "inkling",
+                  "muse-glimmer": "muse_glimmer"}
 
 _SCRIPT = r"""
 import json, sys

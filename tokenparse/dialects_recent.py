@@ -33,6 +33,7 @@ from .tools.xml_recent import (
     HyV4Grammar,
     K2HorizonGrammar,
     MiniCPM5Grammar,
+    MuseAtemGrammar,
     SolarOpen2Grammar,
 )
 from .tools.xtml import KimiK3Grammar, xtml_tag
@@ -49,6 +50,9 @@ K3_MESSAGE_END = xtml_tag(False, "message")
 INKLING_END = "<|end_message|>"
 INKLING_HEADERS = (("<|message_model|>", "header"), ("<|content_text|>", "header_end"),
                    ("<|content_invoke_tool_text|>", "header_end"), ("<|content_tool_error|>", "header_end"))
+#: MuseGlimmer: a message header ``<|start|>assistant to=R<|message|>``, the message's end
+MUSE_HEADERS = (("<|start|>", "header"), ("<|message|>", "header_end"), ("<|eom|>", "message_end"),
+                ("<|eot|>", "message_end"))
 DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
 
 
@@ -150,6 +154,13 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         description="Inkling: `<|message_model|>[name]<|content_thinking|>` / `<|content_text|>` / "
                     '`<|content_invoke_tool_json|>{"name", "args"}`, every block ended by `<|end_message|>`',
     ),
+    "muse-glimmer": lambda: TagDialect(
+        "muse-glimmer", grammar=MuseAtemGrammar, header_tags=MUSE_HEADERS, recipients={"self": "reasoning", "user": "content"},
+        tool_ends_reasoning=True,  # a message to a tool is a new message: the reasoning one has ended
+        text_tags=_tags(*(literal for literal, _ in MUSE_HEADERS)),
+        description="MuseGlimmer: `<|start|>assistant to=self|user|TOOL<|message|>` ... `<|eom|>`; "
+                    '`<atem:invoke name="N"><atem:parameter name="k">v</atem:parameter>` to a tool',
+    ),
     "solar-open2": lambda: TagDialect(
         "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
         tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
@@ -164,6 +175,7 @@ RECENT_ALIASES: dict[str, tuple[str, ...]] = {
     "k2-horizon": ("k2_horizon",),
     "solar-open2": ("solar_open2",),
     "kimi-k3": ("kimi_k3",),
+    "muse-glimmer": ("muse_glimmer", "muse"),
     "minimax-m3": ("minimax_m3",),
 }
 

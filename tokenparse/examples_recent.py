@@ -17,7 +17,7 @@ from typing import Any
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
 __all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call",
-           "kimi_k3_call", "inkling_call"]
+           "kimi_k3_call", "inkling_call", "muse_atem_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -108,6 +108,15 @@ def kimi_k3_call(name: str, args: Args, index: int) -> str:
 def inkling_call(name: str, args: Args, index: int) -> str:
     """Inkling, inside ``<|content_invoke_tool_json|>`` ... ``<|end_message|>``: ``{"name": N, "args": {...}}``."""
     return '{"name": ' + json.dumps(name) + ', "args": ' + _json_args(args) + "}"
+
+
+def muse_atem_call(name: str, args: Args, index: int) -> str:
+    """MuseGlimmer, inside a message to a tool: one ATEM invoke."""
+    params = "".join(f'<atem:parameter name="{k}">{_text_value(v)}</atem:parameter>\n' for k, v in args)
+    return f'\n<atem:invoke name="{name}">\n{params}</atem:invoke>\n'
+
+
+_MUSE_TOOL = ("<|start|>assistant to=functions<|message|><atem:function_calls>", "</atem:function_calls><|eom|>")
 
 
 def _json_args(args: Args) -> str:
@@ -205,6 +214,16 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
                      "<|content_thinking|>": 200008, "<|end_message|>": 200010, "<|content_invoke_tool_json|>": 200049,
                      "<|content_invoke_tool_text|>": 200050, "<|content_tool_error|>": 200051},
         control=frozenset({"<|content_model_end_sampling|>"}),
+    ),
+    "muse-glimmer": _example(
+        " to=self<|message|>Weather in Paris.<|eom|><|start|>assistant to=user<|message|>Checking.<|eom|>"
+        "<|start|>assistant to=get_weather.get_weather<|message|><atem:function_calls>" + _weather(muse_atem_call)
+        + "</atem:function_calls><|eom|>",
+        "Weather in Paris.", "Checking.", muse_atem_call, _MUSE_TOOL,
+        think=("<|start|>assistant to=self<|message|>", "<|eom|>"), say=("<|start|>assistant to=user<|message|>", "<|eot|>"),
+        # stand-in IDs: the framing tokens as single added tokens (the response starts in the
+        # header the prompt's <|start|>assistant opened)
+        special_ids=_stand_in("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"),
     ),
     "solar-open2": _example(
         "Weather in Paris.<|think:end|>Checking.<|tool_call:start|>" + _weather(solar_open2_call) + "<|tool_call:end|>",

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..channels.literals import held_prefix_start
-from ..channels.tag_tokens import HEADER_END, HEADER_OPEN, TagTokens
-from ..channels.tags import CONTENT, EOS, MESSAGE_END, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
+from ..channels.tag_tokens import HEADER_OPEN, TagTokens
+from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
 from ..limits import max_held_chars
 from ..tokenizers.table import TokenTable
+from .headers import HEADER_ROLES, HeaderNameCheck, MessageHeaders
 from .newlines import EdgeNewlines
 
 __all__ = ["TagDialect", "BoundTagDialect", "TagRouter", "MAX_SEPARATOR_CHARS"]
@@ -31,9 +32,6 @@ __all__ = ["TagDialect", "BoundTagDialect", "TagRouter", "MAX_SEPARATOR_CHARS"]
 #: whitespace held after a tool block while waiting to see whether another block follows;
 #: past this it is passed on as text (bounded memory on a model that emits only spaces)
 MAX_SEPARATOR_CHARS = 4096
-#: text held as a message header (a tool name) before it is taken for the answer
-MAX_HEADER_CHARS = 256
-_HEADER_ROLES = frozenset((HEADER_OPEN, HEADER_END, MESSAGE_END))
 
 
 @dataclass(frozen=True)
@@ -92,6 +90,10 @@ class TagDialect:
     #: it (a text block's kind). With them, a reasoning-close literal equal to ``tool_close``
     #: is one tag that closes every block kind
     header_tags: tuple[tuple[str, str], ...] = ()
+    #: route each message by its header's ``to=NAME`` (MuseGlimmer): NAME -> ``"reasoning"``
+    #: or ``"content"``; a header without a recipient is content, any other recipient a tool
+    #: message whose body the grammar reads. ``None``: headers are only dropped (Inkling)
+    recipients: Mapping[str, str] | None = None
     #: drop the template's newlines at the edges of reasoning, content and tool blocks
     #: (see :mod:`tokenparse.routing.newlines`); ``False`` keeps every character
     trim_newlines: bool = True
@@ -174,10 +176,11 @@ class BoundTagDialect(TagTokens):
         return TagRouter(self, out, log, tools)
 
 
-class TagRouter:
+class TagRouter(MessageHeaders):
     """SegmentSink of a text-tag dialect: segments -> :class:`MessageSink` calls.
 
     ``text`` is rebound per segment so that the per-token call goes straight to its target.
+    Message headers (Inkling, MuseGlimmer) are handled by :class:`~.headers.MessageHeaders`.
     """
 
     def __init__(self, bound: BoundTagDialect, out: MessageSink, log: DiagnosticLog, tools: Any) -> None:
@@ -208,9 +211,7 @@ class TagRouter:
         self._bare_open: str | None = getattr(bound.grammar, "bare_call_open", None) if bound.tool_close else None
         self._bare: list[str] | None = None
         self._bare_chars = 0
-        #: text of an open message header (Inkling: after ``<|message_model|>``), held until
-        #: the block kind drops it; ``None`` outside a header
-        self._header: list[str] | None = None
+        self._init_headers(bound.dialect.recipients)
         if bound.implicit_json_call:
             names = getattr(tools, "names", None)
             if tools is None or names is None or names:
@@ -232,6 +233,8 @@ class TagRouter:
             self._target = self._out.content if self._bare_open is None else self._watch_bare
         if self._header is not None and channel == CONTENT:
             self.text = self._header_text
+        elif self._route is not None and channel == CONTENT:
+            self.text = self._route_text()
         elif self._separator is not None:
             self.text = self._text_after_block
         elif self._probe is not None and channel == CONTENT:
@@ -244,16 +247,16 @@ class TagRouter:
             if not self._recover_block(pos):
                 literal = self._tool_close
                 self._log.report("stray_tag", f"tag {literal} has no meaning in {self._channel}; dropped", pos, text=literal)
+        elif role in HEADER_ROLES and self._channel != TOOL:
+            self._header_marker(role, pos)
         elif self._grammar is not None:
             self._grammar.marker(role, pos)
-        elif role in _HEADER_ROLES:
-            self._header_marker(role)
         else:  # the decoder only reports markers inside blocks
             self._log.report("stray_tag", f"marker {role} outside a tool block", pos)
 
     def close(self, end: str, pos: int) -> None:
-        if self._header is not None:  # a block kind drops the header; the end of the stream keeps it
-            self._end_header(keep=end == EOS)
+        if self._header is not None or self._route is not None:
+            self._close_headers(end, pos)
         channel = self._channel
         self._channel = None
         if channel == TOOL or self._implicit_block:
@@ -267,6 +270,9 @@ class TagRouter:
                 # at_eos: the block did not end with its own close tag (a dialect without
                 # one ends blocks at any tag; only the end of the stream cuts them short)
                 grammar.close(pos, end == EOS if self._tool_close is None else end != self._tool_close)
+            if self._header_check is not None:
+                self._header_check.report(self._log, pos)
+                self._header_check = None
             self._separator = []
             self._separator_chars = 0
             if end == EOS:
@@ -285,35 +291,12 @@ class TagRouter:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _header_marker(self, role: str) -> None:
-        """Inkling's message header: ``<|message_model|>`` opens it, the text block's kind
-        drops it, a message end in the header keeps its text as content (nothing lost)."""
-        if self._header is not None:
-            self._end_header(keep=role == MESSAGE_END)
-        if role == HEADER_OPEN:
-            self._header = []
-            if self._channel == CONTENT:
-                self.text = self._header_text
-
-    def _header_text(self, text: str) -> None:
-        header = self._header
-        header.append(text)  # type: ignore[union-attr]
-        if sum(map(len, header)) > MAX_HEADER_CHARS:  # type: ignore[arg-type]
-            self._end_header(keep=True)  # far longer than a name: it was the answer
-
-    def _end_header(self, keep: bool) -> None:
-        held = "".join(self._header or ())
-        self._header = None
-        if self._channel == CONTENT:
-            self.text = self._target
-        if held and keep:
-            if self._channel == CONTENT:
-                self._target(held)
-            else:
-                self._out.content(held)
-
     def _begin_block(self) -> None:
-        grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
+        out = self._out
+        if self._call_header is not None:  # the header named the tool (Inkling): compared with the call
+            out = self._header_check = HeaderNameCheck(out, self._call_header)
+            self._call_header = None
+        grammar = self._grammar_factory(out, self._log, self._tools)  # type: ignore[misc]
         self._grammar = grammar
         self.text = self._plain_tool_text if self._tool_plain else grammar.text
 
