@@ -169,3 +169,18 @@ def test_random_harmony_streams(encode_harmony, gpt_oss, pieces, seed, fmt):
     for options in OPTIONS[fmt]:
         (objects, a), (fast, b) = _both_paths(gpt_oss, ids, sizes, None, fmt, options)
         assert (fast, b) == (objects, a)
+
+
+@pytest.mark.parametrize("text", ["plain", 'quote " and \\ backslash', "東京 🚀", "\x00\x01 control", ""])
+def test_a_frame_filled_is_the_event_rendered(text):
+    from tokenparse.adapters._common import TypedEvent, json_string
+    from tokenparse.adapters._frames import Frame, int_mark, int_slot, str_mark, str_slot
+
+    def event(item_id, body, number):
+        return TypedEvent(type="x.done", sequence_number=number, item_id=item_id, text=body,
+                          item={"id": item_id, "content": [{"text": body}]})
+
+    frame = Frame(event(str_mark(0), str_mark(1), int_mark(0)).to_sse(), [str_slot(0), str_slot(1), int_slot(0)])
+    for number in (0, 7, 12345):
+        filled = frame.fill([json_string("rs_1"), json_string(text), str(number)])
+        assert filled == event("rs_1", text, number).to_sse()

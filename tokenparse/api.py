@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
 from .core import BoundDialect, DiagnosticLog, ParseObserver
@@ -227,9 +227,8 @@ class Parser:
         if observer is not None:
             observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
-        # feed() hands the step's IDs to _take: take (deltas), or take_runs inside feed_runs()
-        self._take: Callable[[Sequence[int]], list[Any]] = self._assembler.take
-        self._take_deltas = self._take
+        # bound once: feed() hands the step's IDs to take (deltas), feed_runs() to take_runs
+        self._take_deltas = self._assembler.take
         self._take_runs = self._assembler.take_runs
         self.state = _OPEN
         self._finish_reason: str | None = None
@@ -247,6 +246,16 @@ class Parser:
 
     def feed(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
+        return self._take_deltas(self._consume(token_ids))
+
+    def feed_runs(self, token_ids: Sequence[int]) -> list[Run]:
+        """:meth:`feed` without the pydantic objects: the same deltas as plain
+        ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
+        servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
+        return self._take_runs(self._consume(token_ids))
+
+    def _consume(self, token_ids: Sequence[int]) -> list[Any]:
+        """Decode one step; the step's IDs as the deltas carry them (plain ints)."""
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
@@ -264,17 +273,7 @@ class Parser:
         if len(self._log_items) != reported:
             self._locate_diagnostics(reported, self._position(len(ids)))
             ids = _int_ids(ids)
-        return self._take(ids)
-
-    def feed_runs(self, token_ids: Sequence[int]) -> list[Run]:
-        """:meth:`feed` without the pydantic objects: the same deltas as plain
-        ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
-        servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
-        self._take = self._take_runs
-        try:
-            return self.feed(token_ids)  # type: ignore[return-value]
-        finally:
-            self._take = self._take_deltas
+        return ids
 
     def _position(self, step: int) -> int:
         """Token position for a problem a layer found without knowing it: the first token

@@ -9,8 +9,10 @@ Within one feed the deltas keep the model's channel order: each *run* of calls o
 """
 from __future__ import annotations
 
-import secrets
+from os import urandom as _urandom
 from typing import Callable, Sequence
+
+from pydantic import BaseModel
 
 from .core import DiagnosticLog
 from .errors import ToolCallError
@@ -24,7 +26,7 @@ _CONTENT, _REASONING, _TOOLS, _BUILTIN = 1, 2, 3, 4
 
 def make_call_id() -> str:
     """``call_`` + 24 random hex digits, the shape OpenAI-compatible clients expect."""
-    return "call_" + secrets.token_hex(12)
+    return "call_" + _urandom(12).hex()  # what secrets.token_hex(12) returns, one call less
 
 
 class _Kept(list):
@@ -295,13 +297,8 @@ class Assembler:
             self.tool_end(None)
 
     def message(self, finish_reason: str | None) -> ChatMessage:
-        calls = [
-            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments="".join(c.args))) for c in self._calls
-        ]
-        builtin = [
-            ToolCall(id=c.id, function=FunctionCall(name=c.name, arguments="".join(c.args)))
-            for c in self._builtin_calls
-        ]
+        calls = [_tool_call(c.id, c.name, "".join(c.args)) for c in self._calls]
+        builtin = [_tool_call(c.id, c.name, "".join(c.args)) for c in self._builtin_calls]
         if finish_reason == "stop" and calls:
             finish_reason = "tool_calls"
         return ChatMessage(
@@ -331,6 +328,10 @@ _validate_delta = DeltaMessage.__pydantic_validator__.validate_python
 _TEXT_FIELD = (None, "content", "reasoning")
 _new_object = object.__new__
 _set_attribute = object.__setattr__
+# the model's slots, set through their descriptors (one C call each, no attribute lookup)
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
@@ -345,9 +346,9 @@ def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -
         "builtin_tool_calls": [],
         "token_ids": token_ids,
     })
-    _set_attribute(delta, "__pydantic_fields_set__", {_TEXT_FIELD[kind], "token_ids"})
-    _set_attribute(delta, "__pydantic_extra__", None)
-    _set_attribute(delta, "__pydantic_private__", None)
+    _set_fields_set(delta, {_TEXT_FIELD[kind], "token_ids"})
+    _set_extra(delta, None)
+    _set_private(delta, None)
     return delta
 
 
@@ -365,6 +366,39 @@ def _pick_text_delta():
 
 
 _text_delta = _pick_text_delta()
+
+
+def _tool_call_constructed(call_id: str, name: str, arguments: str) -> ToolCall:
+    """``ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))`` built
+    like :func:`_text_delta_constructed` from strings the assembler made (a batch of rows
+    builds many); checked against the validator at import."""
+    function = _new_object(FunctionCall)
+    _set_attribute(function, "__dict__", {"name": name, "arguments": arguments})
+    _set_fields_set(function, {"name", "arguments"})
+    _set_extra(function, None)
+    _set_private(function, None)
+    call = _new_object(ToolCall)
+    _set_attribute(call, "__dict__", {"id": call_id, "type": "function", "function": function})
+    _set_fields_set(call, {"id", "function"})
+    _set_extra(call, None)
+    _set_private(call, None)
+    return call
+
+
+def _tool_call_validated(call_id: str, name: str, arguments: str) -> ToolCall:
+    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
+
+
+def _pick_tool_call():
+    fast, checked = _tool_call_constructed("c", "f", "{}"), _tool_call_validated("c", "f", "{}")
+    if (fast != checked or fast.model_fields_set != checked.model_fields_set
+            or fast.function.model_fields_set != checked.function.model_fields_set
+            or fast.model_dump_json() != checked.model_dump_json()):
+        return _tool_call_validated
+    return _tool_call_constructed
+
+
+_tool_call = _pick_tool_call()
 
 
 #: A run as :meth:`Assembler.take_runs` hands it out: ``(kind, payload, token_ids)``.

@@ -50,6 +50,7 @@ from ._common import (
     BlockRouter,
     IdFactory,
     Part,
+    PartKind,
     TypedEvent,
     as_run,
     json_string,
@@ -60,13 +61,38 @@ from ._common import (
     replay,
     run_delta,
 )
+from ._frames import CUT, Frame, int_mark, int_slot, str_mark, str_slot
 from ._tool_input import ToolInput
 
 __all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
 
 
 _RUN_KINDS = {"content": RUN_CONTENT, "reasoning": RUN_REASONING}  # text blocks step_sse continues
-_MARK = "\x00"
+_FRAMES: dict[tuple[str, str], Frame] = {}
+#: slot order of every frame: block id, name, text; block index
+_SLOTS = [str_slot(0), str_slot(1), str_slot(2), int_slot(0)]
+
+
+def _block_for(part: Part) -> dict[str, Any]:
+    """The ``content_block`` a part starts (as ``content_block_start`` shows it)."""
+    if part.kind == "reasoning":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    if part.kind == "content":
+        return {"type": "text", "text": ""}
+    return {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
+
+
+def _delta_object(block_type: str, text: str) -> dict[str, str]:
+    """A block's ``delta`` object for ``text`` (its text field last)."""
+    if block_type == "thinking":
+        return {"type": "thinking_delta", "thinking": text}
+    if block_type == "text":
+        return {"type": "text_delta", "text": text}
+    return {"type": "input_json_delta", "partial_json": text}
+
+
+def _json_text(value: str | None) -> str:
+    return "null" if value is None else json_string(value)
 
 
 class AnthropicEvent(TypedEvent):
@@ -181,10 +207,51 @@ class AnthropicMessageStream(AdapterStream):
         return out[0] if len(out) == 1 else "".join(out)
 
     def _parts_sse(self, run: tuple) -> str:
-        events: list[AnthropicEvent] = []
-        for part in parts_of_run(run, builtin=False):
-            self._feed_part(part, events)
-        return render_sse(events)
+        return "".join([self._feed_part_sse(part) for part in parts_of_run(run, builtin=False)])
+
+    def _feed_part_sse(self, part: Part) -> str:
+        """What ``_feed_part`` sends for ``part``, as SSE text."""
+        sse = ""
+        if self._router.needs_new_block(part):
+            sse = self._stop_sse() + self._start_sse(part)
+        if part.text:
+            sse += self._delta_sse(part.text)
+        return sse
+
+    def _stop_sse(self) -> str:
+        """What ``_stop_open`` sends, as SSE text (a tool block's tail: the object path)."""
+        index = self._open_index
+        if index is None:
+            return ""
+        if index in self._tool_inputs:
+            events: list[AnthropicEvent] = []
+            self._stop_open(events)
+            return render_sse(events)
+        self._close_open_block()
+        return self._frame("stop", "").fill(("", "", "", str(index)))
+
+    def _start_sse(self, part: Part) -> str:
+        """What ``_start_block`` sends for ``part``, as SSE text."""
+        index, block = self._new_block(part)
+        return self._frame("start", block["type"]).fill(
+            (_json_text(block.get("id")), _json_text(block.get("name")), "", str(index)))
+
+    def _frame(self, what: str, block_type: str) -> Frame:
+        """The frame of ``what`` ("start", "delta", "stop") for blocks of ``block_type``,
+        made by the object path with markers; shared by every stream."""
+        frame = _FRAMES.get((what, block_type))
+        if frame is None:
+            index = int_mark(0)
+            if what == "stop":
+                event = self._stop_event(index)
+            elif what == "start":
+                kind: PartKind = "reasoning" if block_type == "thinking" else "content" if block_type == "text" \
+                    else "tool_call"
+                event = self._start_event(index, _block_for(Part(kind, "", 0, str_mark(0), str_mark(1))))
+            else:
+                event = self._delta_event(index, _delta_object(block_type, str_mark(2)))
+            frame = _FRAMES[(what, block_type)] = Frame(event.to_sse(), _SLOTS)
+        return frame
 
     def _delta_sse(self, text: str) -> str:
         """What ``_feed_part`` sends for ``text`` continuing the open block, as SSE text."""
@@ -203,10 +270,9 @@ class AnthropicMessageStream(AdapterStream):
         """The open block's delta event around its text: (is a tool block, head, tail)."""
         index = self._open_index
         assert index is not None
-        marked = self._block_delta(index, _MARK, check=False)
-        frame = AnthropicEvent(type="content_block_delta", index=index, delta=marked).to_sse()
-        head, tail = frame.split(json_string(_MARK))
-        self._open_wire = (self._blocks[index]["type"] == "tool_use", head, tail)
+        block_type = self._blocks[index]["type"]
+        head, tail = self._frame("delta", block_type).fill(("", "", CUT, str(index))).split(CUT)
+        self._open_wire = (block_type == "tool_use", head, tail)
         return self._open_wire
 
     def finish(self, message: ChatMessage) -> list[AnthropicEvent]:
@@ -266,44 +332,43 @@ class AnthropicMessageStream(AdapterStream):
         assert index is not None
         if not part.text:
             return
-        delta = self._block_delta(index, part.text)
-        if delta is not None:
-            events.append(AnthropicEvent(type="content_block_delta", index=index, delta=delta))
-
-    def _block_delta(self, index: int, text: str, *, check: bool = True) -> dict[str, str] | None:
-        """Record ``text`` in block ``index``; the ``delta`` object to send (its text field
-        last), or ``None`` when nothing may be sent yet (``check=False``: only the shape)."""
-        block_type = self._blocks[index]["type"]
-        if block_type == "thinking":
-            if check:
-                self._block_texts[index].append(text)
-            return {"type": "thinking_delta", "thinking": text}
-        if block_type == "text":
-            if check:
-                self._block_texts[index].append(text)
-            return {"type": "text_delta", "text": text}
-        if check:
+        text = part.text
+        if index in self._tool_inputs:
             text = self._tool_inputs[index].feed(text)
             if not text:
-                return None
-        return {"type": "input_json_delta", "partial_json": text}
+                return
+        else:
+            self._block_texts[index].append(text)
+        events.append(self._delta_event(index, _delta_object(self._blocks[index]["type"], text)))
+
+    @staticmethod
+    def _delta_event(index: int, delta: dict[str, str]) -> AnthropicEvent:
+        return AnthropicEvent(type="content_block_delta", index=index, delta=delta)
+
+    @staticmethod
+    def _start_event(index: int, block: dict[str, Any]) -> AnthropicEvent:
+        return AnthropicEvent(type="content_block_start", index=index, content_block=dict(block))
+
+    @staticmethod
+    def _stop_event(index: int) -> AnthropicEvent:
+        return AnthropicEvent(type="content_block_stop", index=index)
 
     def _start_block(self, part: Part, events: list[AnthropicEvent]) -> None:
-        if part.kind == "reasoning":
-            block: dict[str, Any] = {"type": "thinking", "thinking": "", "signature": ""}
-        elif part.kind == "content":
-            block = {"type": "text", "text": ""}
-        else:
-            block = {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
-            self._tool_inputs[len(self._blocks)] = ToolInput()
+        events.append(self._start_event(*self._new_block(part)))
+
+    def _new_block(self, part: Part) -> tuple[int, dict[str, Any]]:
+        """Open the block ``part`` starts (no events): its index and its start object."""
+        block = _block_for(part)
         index = len(self._blocks)
+        if block["type"] == "tool_use":
+            self._tool_inputs[index] = ToolInput()
         self._blocks.append(block)
         self._block_texts.append([])
         self._open_index = index
         self._router.open_key = part.key
         self._open_wire = None
         self._open_run_kind = _RUN_KINDS.get(part.kind, -1)
-        events.append(AnthropicEvent(type="content_block_start", index=index, content_block=dict(block)))
+        return index, block
 
     def _stop_open(self, events: list[AnthropicEvent]) -> None:
         index = self._open_index
@@ -313,9 +378,11 @@ class AnthropicMessageStream(AdapterStream):
         if tool_input is not None:
             tail = tool_input.finish()
             if tail:
-                events.append(AnthropicEvent(type="content_block_delta", index=index,
-                                             delta={"type": "input_json_delta", "partial_json": tail}))
-        events.append(AnthropicEvent(type="content_block_stop", index=index))
+                events.append(self._delta_event(index, _delta_object("tool_use", tail)))
+        events.append(self._stop_event(index))
+        self._close_open_block()
+
+    def _close_open_block(self) -> None:
         self._open_index = None
         self._open_wire = None
         self._open_run_kind = -1

@@ -61,6 +61,7 @@ from ._common import (
     replay,
     run_delta,
 )
+from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
 from ._logprobs import LogprobAligner
 
 __all__ = ["ChatCompletionStream", "ChatChunk", "build_chat_completion", "chat_usage", "ReasoningField"]
@@ -126,6 +127,7 @@ class ChatCompletionStream(AdapterStream):
         # created when the first logprobs arrive: responses without logprobs pay nothing
         self._aligner: LogprobAligner | None = None
         self._wire: tuple[str, ...] | None = None  # step_sse's fixed frame pieces
+        self._call_frame: Frame | None = None  # step_sse's frame of a call's first chunk
 
         # What the emitted chunks add up to, for completion(); kept here rather than
         # re-derived from the ChatMessage so that streaming and non-streaming answers come
@@ -210,10 +212,23 @@ class ChatCompletionStream(AdapterStream):
                     index, _, _, arguments = payload[0]
                     self._tool_args[index].append(arguments)
                     out.append(f"{wire[3]}{index}{wire[4]}{json_string(arguments)}{wire[5]}")
-                else:  # a call's first fragment, or several calls: the object path
+                elif len(payload) == 1 and payload[0][1] is not None and payload[0][2]:
+                    out.append(self._call_start_sse(*payload[0]))
+                else:  # several calls in one run: the object path
                     out.append(render_sse(self.step([run_delta(run)])))
             # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
         return out[0] if len(out) == 1 else "".join(out)
+
+    def _call_start_sse(self, index: int, call_id: str, name: str, arguments: str) -> str:
+        """A call's first chunk, as ``step`` writes it, filled into a frame of this stream."""
+        frame = self._call_frame
+        if frame is None:
+            marked = self._tool_call_payload(Part("tool_call", str_mark(2), int_mark(0), str_mark(0), str_mark(1)))
+            del self._tool_calls[int_mark(0)], self._tool_args[int_mark(0)]
+            frame = self._call_frame = Frame(self._chunk({"tool_calls": [marked]}).to_sse(),
+                                             [str_slot(0), str_slot(1), str_slot(2), int_slot(0)])
+        self._tool_call_payload(Part("tool_call", arguments, index, call_id, name))
+        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), str(index)))
 
     def _make_wire(self) -> tuple[str, ...]:
         """The fixed pieces of a text or argument chunk's SSE frame (see :meth:`step_sse`);

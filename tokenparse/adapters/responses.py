@@ -84,6 +84,7 @@ from ._common import (
     replay,
     run_delta,
 )
+from ._frames import CUT, Frame, int_mark, int_slot, str_mark, str_slot
 from ._logprobs import LogprobAligner, responses_event_logprob, responses_part_logprob
 
 __all__ = ["ResponsesStream", "ResponseEvent", "build_response", "responses_usage", "builtin_item_type"]
@@ -160,9 +161,17 @@ _DELTA_EVENTS = {
     "function_call": "response.function_call_arguments.delta",
     "code_interpreter_call": "response.code_interpreter_call_code.delta",
 }
+#: item types whose open and close events step_sse renders from frames
+_FRAMED = frozenset({"message", "reasoning", "function_call"})
+_FRAMES: dict[tuple[str, str], Frame] = {}
+#: slot order of every frame: item id, text, call id, name; output index, sequence numbers
+_SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3), int_slot(0), int_slot(1), int_slot(2), int_slot(3)]
 _RUN_KINDS = {"content": RUN_CONTENT, "reasoning": RUN_REASONING, "tool_call": RUN_TOOL_CALLS,
               "builtin_tool_call": RUN_BUILTIN_CALLS}
-_MARK = "\x00"
+
+
+def _json_text(value: str | None) -> str:
+    return "null" if value is None else json_string(value)
 
 
 class ResponsesStream(AdapterStream):
@@ -288,10 +297,7 @@ class ResponsesStream(AdapterStream):
         return out[0] if len(out) == 1 else "".join(out)
 
     def _parts_sse(self, run: tuple) -> str:
-        events: list[ResponseEvent] = []
-        for part in parts_of_run(run):
-            self._feed_part(part, events, [])
-        return render_sse(events)
+        return "".join([self._feed_part_sse(part) for part in parts_of_run(run)])
 
     def _delta_sse(self, item: _OpenItem, text: str) -> str:
         """What ``_feed_part`` sends for ``text`` continuing ``item``, as SSE text."""
@@ -306,15 +312,81 @@ class ResponsesStream(AdapterStream):
         return f"{wire[0]}{number}{wire[1]}{json_string(text)}{wire[2]}"
 
     def _item_wire(self, item: _OpenItem) -> tuple[str, ...]:
-        fields = self._delta_fields(item, _MARK, [])
-        if fields is None:
+        if item.item_type not in _DELTA_EVENTS:
             item.wire = ()
             return ()
-        frame = ResponseEvent(type=fields[0], sequence_number=0, **fields[1]).to_sse()
-        head, rest = frame.split('"sequence_number":0', 1)
-        middle, tail = rest.split(json_string(_MARK))
-        item.wire = (head + '"sequence_number":', middle, tail)
+        frame = self._frame("delta", item.item_type)
+        head, middle, tail = frame.fill(self._slot_values(item, CUT, CUT)).split(CUT)
+        item.wire = (head, middle, tail)
         return item.wire
+
+    # -- frames (see _frames): the events of opening and closing an item, rendered once
+
+    def _frame(self, what: str, item_type: str) -> Frame:
+        """The frame of ``what`` ("open", "close", "delta") for items of ``item_type``, made
+        by the object path with markers; shared by every stream (these item types render
+        nothing that depends on the stream's options)."""
+        frame = _FRAMES.get((what, item_type))
+        if frame is not None:
+            return frame
+        marked = _OpenItem(item_type=item_type, output_index=int_mark(0), item_id=str_mark(0), key=("", 0),
+                           text=[str_mark(1)], call_id=str_mark(2), name=str_mark(3))
+        saved = self._sequence_number
+        self._sequence_number = int_mark(1)
+        try:
+            if what == "open":
+                events = self._added_events(marked)
+            elif what == "close":
+                events = self._done_events(marked, "completed")
+            else:
+                fields = self._delta_fields(marked, str_mark(1), [])
+                assert fields is not None
+                events = [self._event(fields[0], **fields[1])]
+        finally:
+            self._sequence_number = saved
+        frame = Frame(render_sse(events), _SLOTS)
+        _FRAMES[(what, item_type)] = frame
+        return frame
+
+    def _slot_values(self, item: _OpenItem, text: str, seq: str | None = None) -> list[str]:
+        """Values for a frame's slots (see _SLOTS): ``text`` already JSON text (or a cut)."""
+        number = self._sequence_number
+        return [json_string(item.item_id), text, _json_text(item.call_id), _json_text(item.name),
+                str(item.output_index), seq if seq is not None else str(number), str(number + 1), str(number + 2)]
+
+    def _close_sse(self, item: _OpenItem) -> str:
+        """What ``_close_open`` sends for ``item`` (status ``completed``), as SSE text: the
+        item's text is escaped once for the three events that repeat it."""
+        if item.item_type not in _FRAMED:
+            events: list[ResponseEvent] = []
+            self._close_open(events, status="completed")
+            return render_sse(events)
+        frame = self._frame("close", item.item_type)
+        sse = frame.fill(self._slot_values(item, json_string("".join(item.text))))
+        self._sequence_number += 2 if item.item_type == "function_call" else 3
+        self._output.append(self._item_body(item, "completed"))
+        self._open = None
+        self._router.open_key = None
+        return sse
+
+    def _open_sse(self, part: Part) -> str:
+        """What ``_open_item`` sends for ``part``, as SSE text."""
+        item = self._new_item(part)
+        if item.item_type not in _FRAMED:
+            return render_sse(self._added_events(item))
+        sse = self._frame("open", item.item_type).fill(self._slot_values(item, '""'))
+        self._sequence_number += 1 if item.item_type == "function_call" else 2
+        return sse
+
+    def _feed_part_sse(self, part: Part) -> str:
+        """What ``_feed_part`` sends for ``part`` (no logprobs), as SSE text."""
+        if not self._router.needs_new_block(part):
+            return self._delta_sse(self._open, part.text) if part.text else ""  # type: ignore[arg-type]
+        sse = self._close_sse(self._open) if self._open is not None else ""
+        sse += self._open_sse(part)
+        if part.text:
+            sse += self._delta_sse(self._open, part.text)  # type: ignore[arg-type]
+        return sse
 
     def _delta_fields(self, item: _OpenItem, text: str, logprobs: list[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
         """The delta event (type and fields after ``sequence_number``) for ``text`` of
@@ -342,7 +414,7 @@ class ResponsesStream(AdapterStream):
         self._close_open(events, status="incomplete" if incomplete else "completed")
         self._final = self._response_object(
             "incomplete" if incomplete else "completed",
-            output=json_copy(self._output),
+            output=self._output,  # complete now: nothing changes it after finish()
             usage=responses_usage(message, self.prompt_tokens),
             incomplete_details={"reason": "max_output_tokens"} if incomplete else None,
         )
@@ -399,6 +471,10 @@ class ResponsesStream(AdapterStream):
             events.append(self._event(fields[0], **fields[1]))
 
     def _open_item(self, part: Part, events: list[ResponseEvent]) -> None:
+        events.extend(self._added_events(self._new_item(part)))
+
+    def _new_item(self, part: Part) -> _OpenItem:
+        """Open the output item ``part`` starts (no events)."""
         if part.kind == "reasoning":
             item_type = "reasoning"
         elif part.kind == "content":
@@ -418,21 +494,32 @@ class ResponsesStream(AdapterStream):
         )
         self._open = item
         self._router.open_key = part.key
+        return item
+
+    def _added_events(self, item: _OpenItem) -> list[ResponseEvent]:
         where = {"output_index": item.output_index}
-        events.append(self._event("response.output_item.added", **where, item=self._item_body(item, "in_progress")))
-        if item_type == "reasoning":
+        events = [self._event("response.output_item.added", **where, item=self._item_body(item, "in_progress"))]
+        if item.item_type == "reasoning":
             events.append(self._event("response.content_part.added", item_id=item.item_id, **where,
                                       content_index=0, part={"type": "reasoning_text", "text": ""}))
-        elif item_type == "message":
+        elif item.item_type == "message":
             events.append(self._event("response.content_part.added", item_id=item.item_id, **where,
                                       content_index=0, part=_output_text_part("", [])))
+        return events
 
     def _close_open(self, events: list[ResponseEvent], *, status: str) -> None:
         item = self._open
         if item is None:
             return
+        events.extend(self._done_events(item, status))
+        self._output.append(self._item_body(item, status))
+        self._open = None
+        self._router.open_key = None
+
+    def _done_events(self, item: _OpenItem, status: str) -> list[ResponseEvent]:
         text = "".join(item.text)
         where = {"item_id": item.item_id, "output_index": item.output_index}
+        events = []
         if item.item_type == "reasoning":
             events.append(self._event("response.reasoning_text.done", **where, content_index=0, text=text))
             events.append(self._event("response.content_part.done", **where, content_index=0,
@@ -446,12 +533,10 @@ class ResponsesStream(AdapterStream):
             events.append(self._event("response.function_call_arguments.done", **where, arguments=text))
         elif item.item_type == "code_interpreter_call":
             events.append(self._event("response.code_interpreter_call_code.done", **where, code=text))
-        self._output.append(self._item_body(item, status))
-        # a second fresh body rather than a deep copy: the event must not share the output's
+        # a fresh body rather than a copy of the output's: the event must not share it
         events.append(self._event("response.output_item.done", output_index=item.output_index,
                                   item=self._item_body(item, status)))
-        self._open = None
-        self._router.open_key = None
+        return events
 
     def _item_body(self, item: _OpenItem, status: str) -> dict[str, Any]:
         """The item object: empty while ``in_progress`` (as ``output_item.added`` shows it),

@@ -36,6 +36,8 @@ class because every structural token handler changes the same few fields and the
 from __future__ import annotations
 
 import codecs
+from itertools import compress
+from itertools import count as _count
 from typing import Sequence
 
 from ..core import DiagnosticLog, SegmentSink
@@ -49,6 +51,9 @@ __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 HEADER, CONTENT, BETWEEN = "HEADER", "CONTENT", "BETWEEN"
 
 _HEADER_CACHE_SIZE = 512
+#: a boundary (terminator through <|message|>) longer than this is not memoised
+_BOUNDARY_MAX_TOKENS = 48
+_INT_ONLY = frozenset({int})
 _utf_8_decode = codecs.utf_8_decode
 
 
@@ -65,10 +70,13 @@ class HarmonyDecoder:
         start_in_header: bool = True,
         max_header_tokens: int = 128,
         header_cache: dict | None = None,
+        boundary_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
         non_text: frozenset[int] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
+        # message boundaries seen before, shared per model like the header cache (_boundary)
+        self._boundary_cache: dict = {} if boundary_cache is None else boundary_cache
         # ``guarded_pieces`` is the byte table followed by as many ``None`` slots: a negative
         # ID indexes a ``None`` and fails the bulk join like an unassigned one, so the hot
         # path needs no separate sign check (see BoundHarmony)
@@ -78,6 +86,11 @@ class HarmonyDecoder:
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
         self._table = table
         self._t = tokens
+        #: the tokens a memoised boundary starts with, and the state each must find
+        self._opens_boundary = {tokens.end: CONTENT, tokens.call: CONTENT, tokens.return_: CONTENT,
+                                tokens.start: BETWEEN}
+        #: the last header opened: (channel, recipient, content type)
+        self._opened: tuple[str | None, str | None, str | None] | None = None
         self._sink = sink
         self._log = log
         self._utf8 = Utf8Stream()
@@ -131,57 +144,129 @@ class HarmonyDecoder:
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
-        if not token_ids:
+        data = None
+        if len(token_ids) == 1:
+            # One token per step (an engine without batching of steps): a body token is one
+            # lookup and one decode; a header word one append; a structural token goes
+            # straight to its handler. A structural, control, negative or unassigned ID has
+            # a None slot in the guarded table; one past the guard raises IndexError.
+            token_id = token_ids[0]
+            if type(token_id) is int:
+                try:
+                    data = self._pieces[token_id]
+                except IndexError:
+                    pass
+                if data is None:
+                    if token_id in self._non_text:
+                        self._special_or_invalid(token_id)
+                        self.pos += 1
+                        return
+                elif self.state is HEADER and self._hdr_tokens < self._max_header_tokens:
+                    self._hdr_parts[self._hdr_part].append(data)
+                    self._hdr_tokens += 1
+                    self.pos += 1
+                    return
+        elif not token_ids:
             return
-        if self.state is CONTENT:
+        elif self.state is CONTENT:
             # The path almost every engine step takes: ordinary tokens inside a body, one
-            # lookup (or one join) and one decode. A structural, control, negative or
-            # unassigned ID has a None slot in the guarded table; one past the guard raises
-            # IndexError, a non-int TypeError: all of those take the general path below.
-            data = None
-            if len(token_ids) == 1:
-                token_id = token_ids[0]
-                if type(token_id) is int:
-                    try:
-                        data = self._pieces[token_id]
-                    except IndexError:
-                        pass
+            # join and one decode; a None piece (see above) raises TypeError, a non-int
+            # TypeError or IndexError: all of those take the general path below.
+            try:
+                data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
+            except (TypeError, IndexError):
+                pass
+        if data is not None and self.state is CONTENT:
+            self.pos += len(token_ids)
+            if self._utf8.held:
+                text = self._decode(data)
             else:
                 try:
-                    data = b"".join(map(self._piece_at, token_ids))  # type: ignore[arg-type]  # a None piece raises TypeError: the slow path
-                except (TypeError, IndexError):
-                    pass
-            if data is not None:
-                self.pos += len(token_ids)
-                if self._utf8.held:
+                    text = data.decode()  # whole characters: Utf8Stream's own fast path
+                except UnicodeDecodeError:
                     text = self._decode(data)
-                else:
-                    try:
-                        text = data.decode()  # whole characters: Utf8Stream's own fast path
-                    except UnicodeDecodeError:
-                        text = self._decode(data)
-                if text:
-                    self._sink.text(text)
-                return
+            if text:
+                self._sink.text(text)
+            return
         non_text = self._non_text
         try:
             if non_text.isdisjoint(token_ids):
                 self._ordinary_run(token_ids)
                 return
-            cuts = [i for i, token_id in enumerate(token_ids) if token_id in non_text]
+            cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))  # positions, in C
         except TypeError:  # an unhashable "ID": it is cut out and reported like a special
             cuts = [i for i, token_id in enumerate(token_ids) if not _hashable(token_id) or token_id in non_text]
         # Structural tokens split the step into runs of ordinary tokens; each run is still
-        # decoded in one piece.
+        # decoded in one piece. A message boundary seen before (see _boundary) is one step.
         start = 0
-        for cut in cuts:
+        k = 0
+        count = len(cuts)
+        while k < count:
+            cut = cuts[k]
+            if cut > start:
+                self._ordinary_run(token_ids[start:cut])
+            token_id = token_ids[cut]
+            if type(token_id) is int and self._opens_boundary.get(token_id) is self.state:
+                done = self._boundary(token_ids, cuts, k)
+                if done:
+                    k = done
+                    start = cuts[k - 1] + 1
+                    continue
+            self._special_or_invalid(token_id)
+            self.pos += 1
+            start = cut + 1
+            k += 1
+        if start < len(token_ids):
+            self._ordinary_run(token_ids[start:])
+
+    def _boundary(self, token_ids: Sequence[int], cuts: list[int], k: int) -> int:
+        """From the terminator (in a body) or ``<|start|>`` (between messages) at
+        ``cuts[k]`` through the next ``<|message|>`` of the step: the end of one message and
+        the header of the next, memoised per model by their token IDs (a few distinct
+        boundaries recur all through a response). A hit closes the message and opens the
+        next one without collecting header words; a miss runs the general path and records
+        the boundary when it reported nothing. Returns the index into ``cuts`` after the
+        ``<|message|>``, or 0 (nothing done: no ``<|message|>`` in this step, or too far)."""
+        first = cuts[k]
+        message = self._t.message
+        m = k + 1
+        count = len(cuts)
+        while m < count and token_ids[cuts[m]] != message:
+            m += 1
+        if m == count or cuts[m] - first > _BOUNDARY_MAX_TOKENS:
+            return 0
+        last = cuts[m]
+        key = tuple(token_ids[first:last + 1])
+        if not _INT_ONLY.issuperset(map(type, key)):
+            return 0  # a float equal to an ID would find its entry: the general path reports it
+        hit = self._boundary_cache.get(key)
+        base = self.pos
+        if hit is not None:
+            end, channel, recipient, content_type, offset = hit
+            if end is not None:
+                self._close(end, base + 1)
+            self._returned = False
+            self._hdr_start = base + offset
+            self._sink.open(channel, recipient, content_type, base + offset)
+            self.state = CONTENT
+            self.pos = base + last - first + 1
+            return m + 1
+        first_id = key[0]
+        reported = len(self._log.items)
+        opened_before = self._opened
+        start = first
+        for cut in cuts[k:m + 1]:
             if cut > start:
                 self._ordinary_run(token_ids[start:cut])
             self._special_or_invalid(token_ids[cut])
             self.pos += 1
             start = cut + 1
-        if start < len(token_ids):
-            self._ordinary_run(token_ids[start:])
+        opened = self._opened
+        if (len(self._log.items) == reported and self.state is CONTENT and opened is not None
+                and opened is not opened_before and len(self._boundary_cache) < _HEADER_CACHE_SIZE):
+            end = self._end_name(first_id) if self._opens_boundary[first_id] is CONTENT else None
+            self._boundary_cache[key] = (end, *opened, self._hdr_start - base)
+        return m + 1
 
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""
@@ -338,8 +423,11 @@ class HarmonyDecoder:
         channel, recipient, content_type, _ = self._parse_header(complete=True)
         self._open(channel, recipient, content_type)
 
+    def _end_name(self, token_id: int) -> str:
+        return "end" if token_id == self._t.end else "call" if token_id == self._t.call else "return"
+
     def _on_terminator(self, token_id: int) -> None:
-        end = "end" if token_id == self._t.end else "call" if token_id == self._t.call else "return"
+        end = self._end_name(token_id)
         if self.state is HEADER:
             if self._header_has_text():
                 self._log.report("missing_message", f"<|{end}|> inside a header (no <|message|>)", self.pos)
@@ -389,6 +477,7 @@ class HarmonyDecoder:
         self._dup_channel_reported = False
 
     def _open(self, channel: str | None, recipient: str | None, content_type: str | None) -> None:
+        self._opened = (channel, recipient, content_type)
         self._sink.open(channel, recipient, content_type, self._hdr_start)
         self.state = CONTENT
 

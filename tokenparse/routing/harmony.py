@@ -54,13 +54,14 @@ class HarmonyRouter:
         self._open_pos = pos
         self._is_tool = False
         self._counts_as_reasoning = False
-        if recipient is not None and not classify_recipient(recipient)[0]:
-            # "to=functions." with no name: there is no call to make; keep the text routed
-            # by its channel and the recipient in the diagnostic
-            self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
-            recipient = None
         if recipient is not None:
             name, builtin = classify_recipient(recipient)
+            if not name:
+                # "to=functions." with no name: there is no call to make; keep the text routed
+                # by its channel and the recipient in the diagnostic
+                self._log.report("empty_recipient", f"recipient {recipient!r} names no tool", pos, text=recipient)
+                recipient = None
+        if recipient is not None:
             self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
             self._is_tool = True
             self._counts_as_reasoning = builtin or channel == "analysis"
@@ -94,6 +95,7 @@ class BoundHarmony:
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
         self._header_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._parse_header
+        self._boundary_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._boundary
         self._non_text = non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
         self._guarded_pieces = guarded_table(table.pieces, self._non_text)  # shared; see HarmonyDecoder
 
@@ -109,6 +111,7 @@ class BoundHarmony:
         decoder = HarmonyDecoder(
             self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
+            boundary_cache=self._boundary_cache,
             guarded_pieces=self._guarded_pieces, non_text=self._non_text,
         )
         if prompt_token_ids is not None and len(prompt_token_ids):
