@@ -22,6 +22,16 @@ WEATHER_AND_TIME = [("get_weather", {"location": "Paris"}), ("get_time", {})]
 WEATHER_AND_ADD = [("get_weather", {"location": "Paris"}), ("add", {"x": 1})]
 DSML = "｜DSML｜"
 NS = "]<]minimax[>["
+K3 = ("<|open|>", "<|close|>", "<|sep|>")
+INKLING = ("<|message_model|>", "<|content_text|>", "<|content_thinking|>", "<|end_message|>",
+           "<|content_invoke_tool_json|>", "<|content_invoke_tool_text|>", "<|content_tool_error|>",
+           "<|content_model_end_sampling|>")
+MUSE = ("<|start|>", "<|message|>", "<|eom|>", "<|eot|>")
+
+
+def _x(opening: int, word: str) -> str:
+    """A Kimi K3 XTML tag: ``<|open|>WORD<|sep|>`` / ``<|close|>WORD<|sep|>``."""
+    return f"{'<|open|>' if opening else '<|close|>'}{word}<|sep|>"
 
 RECENT_ROWS = [
     Row("holo2", "bundled:qwen3", ("<think>", "</think>", "<tool_call>", "</tool_call>"),
@@ -91,6 +101,38 @@ RECENT_ROWS = [
         block="<|plamo:begin_tool_requests:plamo|><|plamo:begin_tool_request:plamo|><|plamo:begin_tool_name:plamo|>"
               "get_time<|plamo:end_tool_name:plamo|><|plamo:begin_tool_arguments:plamo|><|plamo:msg|>{}"
               "<|plamo:end_tool_arguments:plamo|><|plamo:end_tool_request:plamo|><|plamo:end_tool_requests:plamo|>"),
+    # Kimi K3: XTML channels, every tag <|open|> / <|close|> + words + <|sep|> (the anchors are
+    # the added tokens); the answer in the response channel, typed arguments, the end marker
+    Row("kimi-k3", "placeholder", K3,
+        f"{_x(1, 'think')}Plan.{_x(0, 'think')}{_x(1, 'response')}Sure.{_x(0, 'response')}{_x(1, 'tools')}"
+        + "".join(f'<|open|>call tool="{name}" index="{i}"<|sep|><|open|>argument key="{key}" type="{kind}"<|sep|>'
+                  f"{value}{_x(0, 'argument')}{_x(0, 'call')}"
+                  for i, (name, key, kind, value) in enumerate((("get_weather", "location", "string", "Paris"),
+                                                                 ("add", "x", "integer", "1")), 1))
+        + f"{_x(0, 'tools')}{_x(0, 'message')}",
+        *PLAN, WEATHER_AND_ADD, think=(_x(1, "think"), _x(0, "think")),
+        block=f"{_x(1, 'tools')}<|open|>call tool=\"get_time\" index=\"1\"<|sep|>{_x(0, 'call')}{_x(0, 'tools')}"),
+    # Inkling: every block kind ends with <|end_message|>; the response starts in the message
+    # header the template opened (<|message_model|>), a tool block's header names the tool
+    Row("inkling", "placeholder", INKLING,
+        "<|content_thinking|>Plan.<|end_message|><|message_model|><|content_text|>Sure.<|end_message|>"
+        '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_weather","args":{"location":"Paris"}}'
+        '<|end_message|><|message_model|>add<|content_invoke_tool_json|>{"name":"add","args":{"x":1}}<|end_message|>'
+        "<|content_model_end_sampling|>",
+        *PLAN, WEATHER_AND_ADD, think=("<|content_thinking|>", "<|end_message|>"), tool_ends_reasoning=True,
+        control=("<|content_model_end_sampling|>",),
+        block='<|content_invoke_tool_json|>{"name": "get_time", "args": {}}<|end_message|>'),
+    # MuseGlimmer: messages routed by their header's recipient; the first header's <|start|>assistant
+    # is the prompt's; a bare tool name is offered as NAME.*, so the model may write add.add
+    Row("muse-glimmer", "placeholder", MUSE,
+        " to=self<|message|>Plan.<|eom|><|start|>assistant to=user<|message|>Sure.<|eom|>"
+        "<|start|>assistant to=get_weather.get_weather<|message|><atem:function_calls>\n"
+        '<atem:invoke name="get_weather">\n<atem:parameter name="location">Paris</atem:parameter>\n</atem:invoke>\n'
+        '<atem:invoke name="add.add">\n<atem:parameter name="x">1</atem:parameter>\n</atem:invoke>\n'
+        "</atem:function_calls><|eom|>",
+        *PLAN, WEATHER_AND_ADD, think=("<|start|>assistant to=self<|message|>", "<|eom|>"), tool_ends_reasoning=True,
+        block='<|start|>assistant to=functions<|message|><atem:function_calls><atem:invoke name="get_time">'
+              "</atem:invoke></atem:function_calls><|eom|>"),
     # vLLM main's solar_open2 (not in 0.32): the spelling of its parser's docstring and tests
     Row("solar-open2", "placeholder",
         ("<|think:start|>", "<|think:end|>", "<|tool_call:start|>", "<|tool_call:end|>", "<|tool_arg:start|>",
@@ -136,7 +178,9 @@ def test_tool_block_inside_reasoning(row):
     text = f"{opening}First plan.{row.block}Then more.{r_close}Answer."
     outcome = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
     assert [name for name, _ in outcome.calls] == ["get_time"]
-    if row.tool_ends_reasoning and r_close in row.tags:  # the section ends reasoning; the late close tag is reported
+    if row.block.endswith(r_close):  # one tag ends every block kind (Inkling): the late one ends a text block
+        assert (outcome.reasoning, outcome.content, outcome.codes) == ("First plan.", "Then more.Answer.", [])
+    elif row.tool_ends_reasoning and r_close in row.tags:  # the section ends reasoning; the late close tag is reported
         assert (outcome.reasoning, outcome.content) == ("First plan.", "Then more.Answer.")
         assert outcome.codes == ["stray_tag"]
     elif row.tool_ends_reasoning:  # a multi-token close tag is matched only inside reasoning: later, it is text
@@ -320,3 +364,120 @@ def test_k2_horizon_other_reasoning_efforts_are_a_load_option():
     text = row.example.replace("</ifm|think>", fast[1])
     outcome = check_stream(model, encode(table, text, tags), WEATHER_TOOLS)
     assert (outcome.reasoning, outcome.content) == PLAN and outcome.parsed_calls == row.calls
+
+
+def _k3(text: str, prompt_text: str | None = None, *, as_text: bool = False):
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text, as_text=as_text), WEATHER_TOOLS, prompt)
+
+
+def test_kimi_k3_response_opened_by_the_prompt():
+    """The chat template often opens the response channel: the model writes only its close
+    tag and the end marker, both dropped without a report; the answer is the text before."""
+    outcome = _k3(f"It is sunny.{_x(0, 'response')}{_x(0, 'message')}", f"Hi{_x(1, 'response')}")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == (None, "It is sunny.", [])
+    outcome = _k3(f"It is sunny.{_x(0, 'message')}")
+    assert (outcome.content, outcome.diagnostics) == ("It is sunny.", [])
+
+
+def test_kimi_k3_reasoning_opened_by_the_prompt():
+    outcome = _k3(f"Plan.{_x(0, 'think')}{_x(1, 'response')}Done.{_x(0, 'response')}", f"Hi{_x(1, 'think')}")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == ("Plan.", "Done.", [])
+
+
+def test_kimi_k3_typed_and_raw_arguments():
+    """``type="string"`` is raw text (quotes, newlines and a tag spelled with ordinary tokens
+    stay value text); other types are JSON source."""
+    value = 'say "hi"\n<|close|>argument<|sep|> ok'
+    spelled = recent_ids(next(r for r in RECENT_ROWS if r.profile == "kimi-k3"), value, as_text=True)
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    head = recent_ids(row, f'{_x(1, "tools")}<|open|>call tool="add" index="1"<|sep|>'
+                           f'<|open|>argument key="items" type="array"<|sep|>[1, {{"a": null}}]{_x(0, "argument")}'
+                           f'<|open|>argument key="note" type="string"<|sep|>')
+    tail = recent_ids(row, f'{_x(0, "argument")}{_x(0, "call")}{_x(0, "tools")}')
+    outcome = check_stream(recent_model(row), head + spelled + tail, WEATHER_TOOLS)
+    assert outcome.parsed_calls == [("add", {"items": [1, {"a": None}], "note": value})]
+    assert outcome.diagnostics == []
+
+
+def test_kimi_k3_tags_written_as_text_stay_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    outcome = _k3(row.example, as_text=True)
+    assert outcome.calls == [] and _x(1, "tools") in (outcome.content or "")
+
+
+def _inkling(text: str, prompt_text: str | None = None):
+    row = next(r for r in RECENT_ROWS if r.profile == "inkling")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS, prompt)
+
+
+def test_inkling_header_and_prompt_start():
+    """The header between <|message_model|> and the block kind is metadata (the tool's name),
+    dropped; the prompt's last tag says where the response starts."""
+    call = '<|message_model|>get_time<|content_invoke_tool_json|>{"name":"get_time","args":{}}<|end_message|>'
+    outcome = _inkling("Plan.<|end_message|>" + call, "Hi<|end_message|><|message_model|><|content_thinking|>")
+    assert (outcome.reasoning, outcome.content, outcome.parsed_calls) == ("Plan.", None, [("get_time", {})])
+    outcome = _inkling("It is sunny.<|end_message|>", "Hi<|end_message|><|message_model|><|content_text|>")
+    assert (outcome.reasoning, outcome.content, outcome.diagnostics) == (None, "It is sunny.", [])
+    outcome = _inkling("<|content_text|>It is sunny.<|end_message|>", "Hi<|end_message|><|message_model|>")
+    assert (outcome.content, outcome.diagnostics) == ("It is sunny.", [])
+
+
+def test_inkling_header_text_is_kept_when_no_block_follows():
+    """Nothing lost: a header that a block kind never follows is the model's text."""
+    outcome = _inkling("no block here<|end_message|>")
+    assert (outcome.content, outcome.calls) == ("no block here", [])
+    outcome = _inkling("<|content_text|>A<|end_message|><|message_model|>cut")
+    assert outcome.content == "Acut"
+
+
+def test_inkling_raw_tool_text_is_visible():
+    outcome = _inkling("<|content_invoke_tool_text|>get_time()<|end_message|>")
+    assert (outcome.content, outcome.calls) == ("get_time()", [])
+
+
+def _muse(text: str, prompt_text: str | None = None, *, as_text: bool = False):
+    row = next(r for r in RECENT_ROWS if r.profile == "muse-glimmer")
+    prompt = recent_ids(row, prompt_text) if prompt_text is not None else None
+    return check_stream(recent_model(row), recent_ids(row, text, as_text=as_text), WEATHER_TOOLS, prompt)
+
+
+def test_muse_glimmer_messages_by_recipient():
+    """to=self is reasoning, to=user (or no recipient) the answer, any other recipient a tool
+    message; an invoke quoted in the answer is the answer's text."""
+    quoted = '<atem:invoke name="get_time"></atem:invoke>'
+    outcome = _muse(f"<|start|>assistant to=user<|message|>Write {quoted}.<|eot|>", "Hi<|start|>assistant")
+    assert (outcome.content, outcome.calls, outcome.diagnostics) == (f"Write {quoted}.", [], [])
+    outcome = _muse("<|message|>Plain.<|eot|>")
+    assert (outcome.reasoning, outcome.content) == (None, "Plain.")
+
+
+def test_muse_glimmer_unterminated_reasoning_ends_at_the_next_header():
+    text = (' to=self<|message|>Plan.<|start|>assistant to=get_time<|message|><atem:function_calls>'
+            '<atem:invoke name="get_time"></atem:invoke></atem:function_calls><|eom|>')
+    outcome = _muse(text)
+    assert (outcome.reasoning, outcome.parsed_calls, outcome.diagnostics) == ("Plan.", [("get_time", {})], [])
+
+
+def test_muse_glimmer_tags_written_as_text_stay_text():
+    row = next(r for r in RECENT_ROWS if r.profile == "muse-glimmer")
+    outcome = _muse(row.example, as_text=True)
+    assert outcome.calls == [] and "to=self" in (outcome.content or "")
+
+
+def test_inkling_header_text_that_is_not_a_name_is_reported():
+    """Nothing lost: words before a thinking block, or a header naming another tool than the
+    call, are reported with the text."""
+    outcome = _inkling("stray<|content_thinking|>Plan.<|end_message|>")
+    assert (outcome.reasoning, outcome.codes) == ("Plan.", ["header_text"])
+    assert outcome.diagnostics[0].text == "stray"
+    call = '<|message_model|>get_weather<|content_invoke_tool_json|>{"name":"get_time","args":{}}<|end_message|>'
+    outcome = _inkling(call)
+    assert (outcome.parsed_calls, outcome.codes) == ([("get_time", {})], ["header_text"])
+
+
+def test_muse_glimmer_words_in_a_header_are_reported():
+    outcome = _muse("<|start|>assistant note to=user<|message|>Hi.<|eot|>")
+    assert (outcome.content, outcome.codes) == ("Hi.", ["header_text"])

@@ -7,9 +7,9 @@ kept, as vLLM runs it), in vLLM's own virtual environment: ``TOKENPARSE_VLLM_PYT
 skipped locally and fails under CI.
 
 vLLM's tool parsers see the text after reasoning (its reasoning parser runs first), so they
-get the example from the reasoning close tag on; for Hunyuan-A13B and ERNIE 4.5, whose
-reasoning parsers also take the answer's wrapper tags off, vLLM's reasoning parser runs first
-here too. Differences, each explained:
+get the example from the reasoning close tag on; for Hunyuan-A13B, ERNIE 4.5 and Kimi K3,
+whose reasoning parsers also take the answer's wrapper tags off, and Inkling (one parser for
+both), vLLM's reasoning parser runs first here too. Differences, each explained:
 
 * Hunyuan-A13B / ERNIE 4.5 wrappers: see ``WRAPPER_DIFFERENCES`` (vLLM keeps an open tag
   where its parser does not expect one); vLLM's Hunyuan parser also drops calls written
@@ -41,6 +41,24 @@ format (each left out on purpose, not compared here):
 * PLaMo 3: vLLM 0.32 starts a response in reasoning (thinking on by default) even when it
   does not open with ``<|plamo:begin_think:plamo|>``; tokenparse starts in content unless the
   prompt ends in that tag (the model writes it, as in vLLM's own PLaMo 3 reasoning tests);
+* Kimi K3: vLLM un-escapes ``&quot;`` / ``&amp;`` in the attribute values (tool name,
+  argument key); tokenparse takes them as written (names and keys of JSON-schema tools do not
+  contain them). vLLM matches the XTML tags in the decoded text, so a string argument that
+  quotes ``<|close|>argument<|sep|>`` ends there (its documented limitation); tokenparse
+  matches the ``<|open|>`` / ``<|close|>`` / ``<|sep|>`` tokens, so that text stays value text
+  (``test_kimi_k3_typed_and_raw_arguments``). vLLM starts in reasoning when thinking is on and
+  no think tag is seen; tokenparse starts in content unless the prompt ends in
+  ``<|open|>think<|sep|>`` (as for PLaMo 3);
+* Inkling: vLLM also ends a block at ``<|content_model_end_sampling|>`` (in reasoning, the
+  reasoning); tokenparse takes that token for the end of sampling (the stream ends there, so
+  the open block closes with it, as at any end of stream) and gives no text for it;
+* MuseGlimmer: vLLM JSON-decodes every parameter value whatever its schema (``"1"`` for a
+  string parameter becomes ``1``); tokenparse types values by the schema, as in its other XML
+  formats. vLLM also reads a header written without ``<|start|>`` (`` to=get_time<|message|>``
+  right after an unterminated message) and, when no header is seen at all, invokes anywhere
+  in the text; tokenparse opens a header only at the ``<|start|>`` token (or at the start of
+  the response, which the prompt's ``<|start|>assistant`` opened), and text outside any
+  message is the answer;
 * Holo2 registers only a reasoning parser (R1-style, thinking on); its calls are compared
   with ``hermes``.
 """
@@ -91,10 +109,14 @@ VLLM_PARSER = {
     "k2-horizon": "k2_horizon",
     "minimax-m3": "minimax_m3",
     "plamo3": "plamo3",
+    "kimi-k3": "kimi_k3",
+    "inkling": "inkling",
+    "muse-glimmer": "muse_glimmer",
 }
 #: profile -> the vLLM reasoning parser that runs before its tool parser (its content is what
-#: the tool parser sees; these two also take the answer's wrapper tags off)
-VLLM_REASONING = {"hunyuan-a13b": "hunyuan_a13b", "ernie-4.5": "ernie45"}
+#: the tool parser sees; the first three also take the answer's wrapper tags off)
+VLLM_REASONING = {"hunyuan-a13b": "hunyuan_a13b", "ernie-4.5": "ernie45", "kimi-k3": "kimi_k3", "inkling": "inkling",
+                  "muse-glimmer": "muse_glimmer"}
 
 _SCRIPT = r"""
 import json, sys
@@ -278,6 +300,43 @@ def test_granite_31_text_tag_as_vllm(index, vllm_answers):
     assert [(n, json.loads(a)) for n, a in ours.calls] == [(n, json.loads(a)) for n, a in theirs["calls"]]
     assert len(ours.calls) == text.count('"name"')
     assert _strip(ours.content) == _strip(theirs["content"])
+
+
+def _k3(opening: bool, word: str) -> str:
+    return f"{'<|open|>' if opening else '<|close|>'}{word}<|sep|>"
+
+
+#: Kimi K3 answers without calls: (text, reasoning, content), through vLLM's kimi_k3 reasoning
+#: parser (no tools: it takes the response channel's tags off itself)
+K3_ANSWERS = [
+    (f"{_k3(1, 'think')}Plan.{_k3(0, 'think')}{_k3(1, 'response')}It is sunny.{_k3(0, 'response')}{_k3(0, 'message')}",
+     "Plan.", "It is sunny."),
+    (f"{_k3(1, 'response')}It is sunny.{_k3(0, 'response')}{_k3(0, 'message')}", None, "It is sunny."),
+    (f"{_k3(1, 'think')}Plan.{_k3(0, 'think')}{_k3(1, 'response')}It is", "Plan.", "It is"),
+    (f"{_k3(1, 'think')}Plan.{_k3(0, 'think')}It is sunny.{_k3(0, 'message')}", "Plan.", "It is sunny."),
+]
+
+
+@pytest.fixture(scope="module")
+def vllm_k3_answers():
+    cases = [{"parser": None, "reasoning_parser": "kimi_k3", "text": t, "literals": ["<|open|>", "<|close|>", "<|sep|>"],
+              "tools": []} for t, _, _ in K3_ANSWERS]
+    done = subprocess.run(
+        [_vllm_python(), "-c", _SCRIPT], input=json.dumps(cases), capture_output=True, text=True, timeout=600,
+        env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"},
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
+
+
+@pytest.mark.parametrize("index", range(len(K3_ANSWERS)))
+def test_kimi_k3_answers_as_vllm(index, vllm_k3_answers):
+    text, reasoning, content = K3_ANSWERS[index]
+    row = next(r for r in RECENT_ROWS if r.profile == "kimi-k3")
+    ours = check_stream(recent_model(row), recent_ids(row, text), WEATHER_TOOLS)
+    theirs = vllm_k3_answers[index]
+    assert (ours.reasoning, ours.content, ours.diagnostics) == (reasoning, content, [])
+    assert (_strip(theirs["reasoning"]), _strip(theirs["content"])) == (reasoning, content)
 
 
 _NAMES_SCRIPT = r"""

@@ -152,6 +152,9 @@ RULES: list[Rule] = [
     Rule("k2-horizon", tokens=("<ifm|tool_calls>", "<ifm|tool_call>", "<ifm|arg_key>")),
     Rule("minimax-m3", tokens=("]<]minimax[>[",)),
     Rule("plamo3", tokens=("<|plamo:begin_", "<|plamo:end_", ":plamo|>")),
+    Rule("kimi-k3", tokens=("<|open|>", "<|close|>", "<|sep|>")),
+    Rule("inkling", tokens=("<|message_model|>", "<|content_invoke_tool_json|>", "<|end_message|>")),
+    Rule("muse-glimmer", tokens=("<|start|>", "<|message|>", "<|eom|>", "<|eot|>")),
     Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 

@@ -23,6 +23,7 @@ from .routing.tags import BoundTagDialect, TagDialect
 from .tokenizers.table import TokenTable
 from .tools.choice import DotsGrammar
 from .tools.json_envelope import JsonEnvelopeGrammar
+from .tools.json_variants import InklingGrammar
 from .tools.minimax_m3 import NS as MINIMAX_NS
 from .tools.minimax_m3 import MiniMaxM3Grammar
 from .tools.plamo import Plamo3Grammar, plamo_tag
@@ -32,12 +33,26 @@ from .tools.xml_recent import (
     HyV4Grammar,
     K2HorizonGrammar,
     MiniCPM5Grammar,
+    MuseAtemGrammar,
     SolarOpen2Grammar,
 )
+from .tools.xtml import KimiK3Grammar, xtml_tag
 
 __all__ = ["RECENT_ROWS", "RECENT_DIALECTS", "RECENT_ALIASES", "RECENT_ENGINE_ALIASES", "with_recent_aliases"]
 
 THINK = ("<think>", "</think>")
+#: Kimi K3 XTML channel tags: three tokens each, ``<|open|>`` / ``<|close|>`` + word + ``<|sep|>``
+K3_THINK = (xtml_tag(True, "think"), xtml_tag(False, "think"))
+K3_TOOLS = (xtml_tag(True, "tools"), xtml_tag(False, "tools"))
+K3_RESPONSE = (xtml_tag(True, "response"), xtml_tag(False, "response"))
+K3_MESSAGE_END = xtml_tag(False, "message")
+#: Inkling: ``<|end_message|>`` closes every block kind; the header tags before a block's kind
+INKLING_END = "<|end_message|>"
+INKLING_HEADERS = (("<|message_model|>", "header"), ("<|content_text|>", "header_end"),
+                   ("<|content_invoke_tool_text|>", "header_end"), ("<|content_tool_error|>", "header_end"))
+#: MuseGlimmer: a message header ``<|start|>assistant to=R<|message|>``, the message's end
+MUSE_HEADERS = (("<|start|>", "header"), ("<|message|>", "header_end"), ("<|eom|>", "message_end"),
+                ("<|eot|>", "message_end"))
 DSML_V41 = ("<｜DSML｜ calls>", "</｜DSML｜ calls>")
 
 
@@ -125,6 +140,27 @@ RECENT_DIALECTS: dict[str, Callable[[], TagDialect]] = {
                         plamo_tag(False, "tool_requests")),
         description="PLaMo 3: `<|plamo:begin_tool_requests:plamo|>` ... name and JSON arguments (multi-token tags)",
     ),
+    "kimi-k3": lambda: TagDialect(
+        "kimi-k3", reasoning=K3_THINK, tool_open=K3_TOOLS[0], tool_close=K3_TOOLS[1], grammar=KimiK3Grammar,
+        wrappers=(K3_RESPONSE,), wrapper_opened_by_prompt=True, end_tags=(K3_MESSAGE_END,),
+        text_tags=_tags(*K3_THINK, *K3_TOOLS),
+        description="Kimi K3: XTML `<|open|>think<|sep|>`, answer in `<|open|>response<|sep|>`, "
+                    '`<|open|>call tool="N"<|sep|><|open|>argument key="k" type=".."<|sep|>v...` (multi-token tags)',
+    ),
+    "inkling": lambda: TagDialect(
+        "inkling", reasoning=("<|content_thinking|>", INKLING_END), tool_open="<|content_invoke_tool_json|>",
+        tool_close=INKLING_END, grammar=InklingGrammar, tool_ends_reasoning=True, header_tags=INKLING_HEADERS,
+        optional=frozenset(("<|content_invoke_tool_text|>", "<|content_tool_error|>")),
+        description="Inkling: `<|message_model|>[name]<|content_thinking|>` / `<|content_text|>` / "
+                    '`<|content_invoke_tool_json|>{"name", "args"}`, every block ended by `<|end_message|>`',
+    ),
+    "muse-glimmer": lambda: TagDialect(
+        "muse-glimmer", grammar=MuseAtemGrammar, header_tags=MUSE_HEADERS, recipients={"self": "reasoning", "user": "content"},
+        tool_ends_reasoning=True,  # a message to a tool is a new message: the reasoning one has ended
+        text_tags=_tags(*(literal for literal, _ in MUSE_HEADERS)),
+        description="MuseGlimmer: `<|start|>assistant to=self|user|TOOL<|message|>` ... `<|eom|>`; "
+                    '`<atem:invoke name="N"><atem:parameter name="k">v</atem:parameter>` to a tool',
+    ),
     "solar-open2": lambda: TagDialect(
         "solar-open2", reasoning=("<|think:start|>", "<|think:end|>"), start="reasoning",
         tool_open="<|tool_call:start|>", tool_close="<|tool_call:end|>", grammar=SolarOpen2Grammar,
@@ -138,6 +174,8 @@ RECENT_ALIASES: dict[str, tuple[str, ...]] = {
     "hy-v4": ("hy_v4",),
     "k2-horizon": ("k2_horizon",),
     "solar-open2": ("solar_open2",),
+    "kimi-k3": ("kimi_k3",),
+    "muse-glimmer": ("muse_glimmer", "muse"),
     "minimax-m3": ("minimax_m3",),
 }
 

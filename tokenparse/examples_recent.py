@@ -16,7 +16,8 @@ from typing import Any
 
 from .examples import Args, CallSpeller, dsml_call, json_envelope_call
 
-__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call"]
+__all__ = ["RECENT_EXAMPLES", "dsml_v41_call", "arg_tag_call", "minicpm5_call", "dots_call", "solar_open2_call", "minimax_m3_call", "plamo3_call",
+           "kimi_k3_call", "inkling_call", "muse_atem_call"]
 
 PARIS = '{"location": "Paris"}'
 THINK = ("<think>", "</think>")
@@ -88,6 +89,36 @@ def plamo3_call(name: str, args: Args, index: int) -> str:
             + _plamo(False, "tool_arguments") + _plamo(False, "tool_request"))
 
 
+def _xtml(opening: bool, word: str) -> str:
+    return f"{'<|open|>' if opening else '<|close|>'}{word}<|sep|>"
+
+
+_XTML_TYPES = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object", list: "array"}
+
+
+def kimi_k3_call(name: str, args: Args, index: int) -> str:
+    """Kimi K3 XTML call: strings raw with ``type="string"``, other values as JSON with their type."""
+    params = "".join(
+        f'<|open|>argument key="{k}" type="{_XTML_TYPES.get(type(v), "null")}"<|sep|>{_text_value(v)}'
+        + _xtml(False, "argument") for k, v in args
+    )
+    return f'<|open|>call tool="{name}" index="{index + 1}"<|sep|>{params}' + _xtml(False, "call")
+
+
+def inkling_call(name: str, args: Args, index: int) -> str:
+    """Inkling, inside ``<|content_invoke_tool_json|>`` ... ``<|end_message|>``: ``{"name": N, "args": {...}}``."""
+    return '{"name": ' + json.dumps(name) + ', "args": ' + _json_args(args) + "}"
+
+
+def muse_atem_call(name: str, args: Args, index: int) -> str:
+    """MuseGlimmer, inside a message to a tool: one ATEM invoke."""
+    params = "".join(f'<atem:parameter name="{k}">{_text_value(v)}</atem:parameter>\n' for k, v in args)
+    return f'\n<atem:invoke name="{name}">\n{params}</atem:invoke>\n'
+
+
+_MUSE_TOOL = ("<|start|>assistant to=functions<|message|><atem:function_calls>", "</atem:function_calls><|eom|>")
+
+
 def _json_args(args: Args) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in args) + "}"
 
@@ -155,6 +186,44 @@ RECENT_EXAMPLES: dict[str, dict[str, Any]] = {
         special_ids=_stand_in("<ifm|think>", "</ifm|think>", "<ifm|tool_calls>", "</ifm|tool_calls>",
                               "<ifm|tool_call>", "</ifm|tool_call>", "<ifm|arg_key>", "</ifm|arg_key>",
                               "<ifm|arg_value>", "</ifm|arg_value>"),
+    ),
+    "kimi-k3": _example(
+        _xtml(True, "think") + "Weather in Paris." + _xtml(False, "think") + _xtml(True, "response") + "Checking."
+        + _xtml(False, "response") + _xtml(True, "tools") + _weather(kimi_k3_call) + _xtml(False, "tools")
+        + _xtml(False, "message"),
+        "Weather in Paris.", "Checking.", kimi_k3_call, (_xtml(True, "tools"), _xtml(False, "tools")),
+        block_per_call=False, think=(_xtml(True, "think"), _xtml(False, "think")),
+        say=(_xtml(True, "response"), _xtml(False, "response")),
+        # the K3 added-token IDs of a public K3 tokenizer-conversion test's config (163584
+        # [BOS] ..., Kimi K2's layout; not checked against the model's own tokenizer config):
+        # every tag is <|open|> / <|close|> + word + <|sep|>
+        special_ids={"[BOS]": 163584, "[EOS]": 163585, "<|end_of_msg|>": 163586, "<|open|>": 163587,
+                     "<|close|>": 163588, "<|sep|>": 163589},
+        control=frozenset({"[BOS]", "[EOS]", "<|end_of_msg|>"}), vocab_size=163840,
+    ),
+    "inkling": _example(
+        "<|content_thinking|>Weather in Paris.<|end_message|><|message_model|><|content_text|>Checking.<|end_message|>"
+        "<|message_model|>get_weather<|content_invoke_tool_json|>" + _weather(inkling_call)
+        + "<|end_message|><|content_model_end_sampling|>",
+        "Weather in Paris.", "Checking.", inkling_call, ("<|content_invoke_tool_json|>", "<|end_message|>"),
+        think=("<|content_thinking|>", "<|end_message|>"), say=("<|content_text|>", "<|end_message|>"),
+        # the IDs vLLM's Inkling renderer tests give as the real vocabulary's layout (not checked
+        # against the tokenizer config); <|content_invoke_tool_text|> / <|content_tool_error|>:
+        # stand-in IDs. The response starts in the message header the template opened
+        special_ids={"<|message_model|>": 200001, "<|content_text|>": 200004, "<|content_model_end_sampling|>": 200006,
+                     "<|content_thinking|>": 200008, "<|end_message|>": 200010, "<|content_invoke_tool_json|>": 200049,
+                     "<|content_invoke_tool_text|>": 200050, "<|content_tool_error|>": 200051},
+        control=frozenset({"<|content_model_end_sampling|>"}),
+    ),
+    "muse-glimmer": _example(
+        " to=self<|message|>Weather in Paris.<|eom|><|start|>assistant to=user<|message|>Checking.<|eom|>"
+        "<|start|>assistant to=get_weather.get_weather<|message|><atem:function_calls>" + _weather(muse_atem_call)
+        + "</atem:function_calls><|eom|>",
+        "Weather in Paris.", "Checking.", muse_atem_call, _MUSE_TOOL,
+        think=("<|start|>assistant to=self<|message|>", "<|eom|>"), say=("<|start|>assistant to=user<|message|>", "<|eot|>"),
+        # stand-in IDs: the framing tokens as single added tokens (the response starts in the
+        # header the prompt's <|start|>assistant opened)
+        special_ids=_stand_in("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"),
     ),
     "solar-open2": _example(
         "Weather in Paris.<|think:end|>Checking.<|tool_call:start|>" + _weather(solar_open2_call) + "<|tool_call:end|>",

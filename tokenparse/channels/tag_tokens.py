@@ -15,7 +15,7 @@ from ..tokenizers.table import TokenTable
 from .literals import LiteralResolver, ResolvedLiteral
 
 __all__ = ["TagTokens", "CONTENT", "REASONING", "TOOL", "REASONING_OPEN", "REASONING_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "MARKER",
-           "WRAP_OPEN", "WRAP_CLOSE"]
+           "WRAP_OPEN", "WRAP_CLOSE", "SHARED_CLOSE", "HEADER", "HEADER_OPEN", "HEADER_END"]
 
 #: decoder modes; they double as segment channel names
 CONTENT, REASONING, TOOL = "content", "reasoning", "tool"
@@ -23,6 +23,11 @@ CONTENT, REASONING, TOOL = "content", "reasoning", "tool"
 REASONING_OPEN, REASONING_CLOSE, TOOL_OPEN, TOOL_CLOSE, MARKER = range(5)
 #: the open / close tag of an answer wrapper (Hunyuan ``<answer>``, ERNIE ``<response>``)
 WRAP_OPEN, WRAP_CLOSE = 5, 6
+#: one token that closes reasoning and tool blocks alike (Inkling ``<|end_message|>``), and
+#: a message-header tag reported to the router in content (Inkling ``<|message_model|>``)
+SHARED_CLOSE, HEADER = 7, 8
+#: header roles: the tag that opens a message header / one that ends it (the block kind)
+HEADER_OPEN, HEADER_END = "header", "header_end"
 
 
 class TagTokens:
@@ -34,6 +39,12 @@ class TagTokens:
     ``wrappers`` are (open, close) pairs around the answer: each is one token where the
     tokenizer has it as an added token, text otherwise, and is a tag in content only.
     ``tool_open_spellings`` are other spellings of the tool-open tag, resolved the same way.
+    ``wrapper_opened_by_prompt``: a wrapper's close tag without its open one is dropped
+    silently (the prompt opened the wrapper). ``end_tags`` end the message: in content they
+    close an open wrapper and are dropped silently, resolved like the wrappers.
+    ``header_tags`` are (literal, role) pairs of single tokens reported to the router in
+    content (``HEADER_OPEN`` / ``HEADER_END``). A reasoning-close literal that is also the
+    tool-close literal is one ``SHARED_CLOSE`` tag (Inkling).
     """
 
     def __init__(
@@ -52,6 +63,9 @@ class TagTokens:
         subtoken_tags: bool = False,
         wrappers: Sequence[tuple[str, str]] = (),
         tool_open_spellings: Sequence[str] = (),
+        wrapper_opened_by_prompt: bool = False,
+        end_tags: Sequence[str] = (),
+        header_tags: Sequence[tuple[str, str]] = (),
     ) -> None:
         self.name = name
         self.table = table
@@ -127,6 +141,25 @@ class TagTokens:
                     add(resolved, kind, resolved.literal, (CONTENT,))
                     if resolved.token_id is None:
                         self.text_wrappers |= {literal}
+        #: close literals dropped silently where no wrapper is open (see the class docstring)
+        self.silent_closes: frozenset[str] = frozenset(pair[1] for pair in wrappers if wrapper_opened_by_prompt)
+        for literal in end_tags:
+            resolved = resolver.resolve(literal, allow_text=True)
+            if resolved is not None and resolved.literal not in self.matching:
+                add(resolved, WRAP_CLOSE, resolved.literal, (CONTENT,))
+                self.silent_closes |= {literal}
+        if reasoning is not None and self.tool_close is not None and self.tool_close == self.reasoning_close:
+            shared_id = self._reasoning_ids[1]
+            if shared_id is not None:
+                self.role_ids[shared_id] = (SHARED_CLOSE, self.tool_close)
+        for literal, role in header_tags:
+            resolved = resolve(literal)
+            if resolved is not None:
+                add(resolved, HEADER, role, (CONTENT,))
+        #: the ID of the header-open tag, and of the tags that end a header (start_header)
+        self.header_ids: dict[int, str] = {
+            token_id: role for token_id, (kind, role) in self.role_ids.items() if kind == HEADER
+        }
         if missing:
             raise TokenizerError(
                 f"tokenizer {table.name or table!r} lacks the {name} tag(s) "
@@ -143,6 +176,24 @@ class TagTokens:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.table!r})"
+
+    def start_header(self, prompt_token_ids: Sequence[int] | None) -> bool:
+        """Whether the completion starts inside a message header (dialects with header tags).
+
+        The template prefills the header-open tag (Inkling ``<|message_model|>``), so a
+        response starts in the header unless the prompt's last tag is a block kind.
+        """
+        if not self.header_ids:
+            return False
+        if prompt_token_ids is None:
+            return True
+        for token_id in reversed([_as_int(t) for t in prompt_token_ids[-16:]]):
+            role = self.header_ids.get(token_id) if token_id is not None else None
+            if role is not None:
+                return role == HEADER_OPEN
+            if token_id in self.role_ids:  # a reasoning or tool tag gives the block kind
+                return self.role_ids[token_id][0] not in (REASONING_OPEN, TOOL_OPEN)
+        return True
 
     def start_mode(self, prompt_token_ids: Sequence[int] | None) -> str:
         """Mode the completion starts in.

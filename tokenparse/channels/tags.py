@@ -43,6 +43,10 @@ below; this is its reading::
                                    has a close tag), then the tag is read again in the mode
                                    the block returned to
     tool       marker           -> marker(role) on the sink
+    reasoning  shared-close     -> content (a tag that also closes tool blocks: Inkling)
+    tool       shared-close     -> the mode the block came from
+    content    shared-close     -> marker("message_end") on the sink (a text block ends)
+    content    header tag       -> marker(role) on the sink (Inkling's message header)
     (end of stream)             -> the open segment closes with ``end="eos"``
 
 Segments: one per stretch of a mode. Reasoning and tool segments open at their tag (or at
@@ -62,10 +66,12 @@ from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
 from .tag_tokens import (
     CONTENT,
+    HEADER,
     MARKER,
     REASONING,
     REASONING_CLOSE,
     REASONING_OPEN,
+    SHARED_CLOSE,
     TOOL,
     TOOL_CLOSE,
     TOOL_OPEN,
@@ -74,10 +80,12 @@ from .tag_tokens import (
     TagTokens,
 )
 
-__all__ = ["TagDecoder", "CONTENT", "REASONING", "TOOL", "EOS"]
+__all__ = ["TagDecoder", "CONTENT", "REASONING", "TOOL", "EOS", "MESSAGE_END"]
 
 #: ``end`` of a segment cut by the end of the stream
 EOS = "eos"
+#: marker role for a shared close tag met in content: a text block's end (Inkling)
+MESSAGE_END = "message_end"
 
 
 class TagDecoder:
@@ -446,6 +454,10 @@ class TagDecoder:
     def _marker(self, kind: int, name: str, start: int, end: int) -> None:
         self._sink.marker(name, start)
 
+    def _message_end(self, kind: int, name: str, start: int, end: int) -> None:
+        # a shared close tag in content ends a text block (or a header): the router decides
+        self._sink.marker(MESSAGE_END, start)
+
     def _close_without_open(self, kind: int, name: str, start: int, end: int) -> None:
         # a tool-close tag in content: stray unless the router recognises the call before
         # it as a block whose open tag the model left out (it reports either way)
@@ -460,6 +472,8 @@ class TagDecoder:
         opening = kind == WRAP_OPEN
         if opening != self._wrapped:
             self._wrapped = opening
+        elif not opening and name in self._b.silent_closes:
+            pass  # the prompt opened the wrapper, or the message's end marker (Kimi K3)
         elif name in self._b.text_wrappers:
             self._emit(name)  # text where no wrapper tag can stand: the model's own words
         else:
@@ -509,4 +523,9 @@ _TRANSITIONS: dict[tuple[str, int], _Transition] = {
     (TOOL, MARKER): TagDecoder._marker,
     (CONTENT, WRAP_OPEN): TagDecoder._wrapper,
     (CONTENT, WRAP_CLOSE): TagDecoder._wrapper,
+    # Inkling: one tag closes every block kind; header tags go to the router
+    (REASONING, SHARED_CLOSE): TagDecoder._leave_reasoning,
+    (TOOL, SHARED_CLOSE): TagDecoder._close_block,
+    (CONTENT, SHARED_CLOSE): TagDecoder._message_end,
+    (CONTENT, HEADER): TagDecoder._marker,
 }

@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, Mapping, Sequence
 
 from ..channels.literals import held_prefix_start
-from ..channels.tag_tokens import TagTokens
+from ..channels.tag_tokens import HEADER_OPEN, TagTokens
 from ..channels.tags import CONTENT, EOS, ORPHAN_TOOL_CLOSE, REASONING, TOOL, TagDecoder
 from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
 from ..limits import max_held_chars
 from ..tokenizers.table import TokenTable
+from .headers import HEADER_ROLES, HeaderNameCheck, MessageHeaders
 from .newlines import EdgeNewlines
 
 __all__ = ["TagDialect", "BoundTagDialect", "TagRouter", "MAX_SEPARATOR_CHARS"]
@@ -78,6 +79,21 @@ class TagDialect:
     #: content (Hunyuan-A13B ``<answer>``, ERNIE 4.5 ``<response>``): one token where the
     #: tokenizer has the literal as an added token, text otherwise
     wrappers: tuple[tuple[str, str], ...] = ()
+    #: the prompt may already have opened the wrapper (Kimi K3 ``<|open|>response<|sep|>``):
+    #: a wrapper close tag without its open one is dropped silently, not reported
+    wrapper_opened_by_prompt: bool = False
+    #: literals that end the message (Kimi K3 ``<|close|>message<|sep|>``): in content they
+    #: close an open wrapper and are dropped silently; one token or text, like the wrappers
+    end_tags: tuple[str, ...] = ()
+    #: (literal, role) of single-token message-header tags (Inkling): ``"header"`` opens a
+    #: header whose text is dropped (a name before the block kind), ``"header_end"`` ends
+    #: it (a text block's kind). With them, a reasoning-close literal equal to ``tool_close``
+    #: is one tag that closes every block kind
+    header_tags: tuple[tuple[str, str], ...] = ()
+    #: route each message by its header's ``to=NAME`` (MuseGlimmer): NAME -> ``"reasoning"``
+    #: or ``"content"``; a header without a recipient is content, any other recipient a tool
+    #: message whose body the grammar reads. ``None``: headers are only dropped (Inkling)
+    recipients: Mapping[str, str] | None = None
     #: drop the template's newlines at the edges of reasoning, content and tool blocks
     #: (see :mod:`tokenparse.routing.newlines`); ``False`` keeps every character
     trim_newlines: bool = True
@@ -121,6 +137,9 @@ class BoundTagDialect(TagTokens):
             subtoken_tags=dialect.subtoken_tags,
             wrappers=dialect.wrappers,
             tool_open_spellings=dialect.tool_open_spellings,
+            wrapper_opened_by_prompt=dialect.wrapper_opened_by_prompt,
+            end_tags=dialect.end_tags,
+            header_tags=dialect.header_tags,
         )
         self.dialect = dialect
         self.grammar = grammar
@@ -146,7 +165,10 @@ class BoundTagDialect(TagTokens):
         self.implicit_json_call = self.detect_call is not None
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> TagDecoder:
-        return TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
+        decoder = TagDecoder(self, sink, log, start=self.start_mode(prompt_token_ids))
+        if self.header_ids and self.start_header(prompt_token_ids):
+            sink.marker(HEADER_OPEN, 0)  # the template prefilled the header's open tag
+        return decoder
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> TagRouter:
         if self.dialect.trim_newlines:
@@ -154,10 +176,11 @@ class BoundTagDialect(TagTokens):
         return TagRouter(self, out, log, tools)
 
 
-class TagRouter:
+class TagRouter(MessageHeaders):
     """SegmentSink of a text-tag dialect: segments -> :class:`MessageSink` calls.
 
     ``text`` is rebound per segment so that the per-token call goes straight to its target.
+    Message headers (Inkling, MuseGlimmer) are handled by :class:`~.headers.MessageHeaders`.
     """
 
     def __init__(self, bound: BoundTagDialect, out: MessageSink, log: DiagnosticLog, tools: Any) -> None:
@@ -188,6 +211,7 @@ class TagRouter:
         self._bare_open: str | None = getattr(bound.grammar, "bare_call_open", None) if bound.tool_close else None
         self._bare: list[str] | None = None
         self._bare_chars = 0
+        self._init_headers(bound.dialect.recipients)
         if bound.implicit_json_call:
             names = getattr(tools, "names", None)
             if tools is None or names is None or names:
@@ -207,7 +231,11 @@ class TagRouter:
             self._target = self._out.reasoning
         else:
             self._target = self._out.content if self._bare_open is None else self._watch_bare
-        if self._separator is not None:
+        if self._header is not None and channel == CONTENT:
+            self.text = self._header_text
+        elif self._route is not None and channel == CONTENT:
+            self.text = self._route_text()
+        elif self._separator is not None:
             self.text = self._text_after_block
         elif self._probe is not None and channel == CONTENT:
             self.text = self._probe_text
@@ -219,12 +247,16 @@ class TagRouter:
             if not self._recover_block(pos):
                 literal = self._tool_close
                 self._log.report("stray_tag", f"tag {literal} has no meaning in {self._channel}; dropped", pos, text=literal)
+        elif role in HEADER_ROLES and self._channel != TOOL:
+            self._header_marker(role, pos)
         elif self._grammar is not None:
             self._grammar.marker(role, pos)
         else:  # the decoder only reports markers inside blocks
             self._log.report("stray_tag", f"marker {role} outside a tool block", pos)
 
     def close(self, end: str, pos: int) -> None:
+        if self._header is not None or self._route is not None:
+            self._close_headers(end, pos)
         channel = self._channel
         self._channel = None
         if channel == TOOL or self._implicit_block:
@@ -238,6 +270,9 @@ class TagRouter:
                 # at_eos: the block did not end with its own close tag (a dialect without
                 # one ends blocks at any tag; only the end of the stream cuts them short)
                 grammar.close(pos, end == EOS if self._tool_close is None else end != self._tool_close)
+            if self._header_check is not None:
+                self._header_check.report(self._log, pos)
+                self._header_check = None
             self._separator = []
             self._separator_chars = 0
             if end == EOS:
@@ -257,7 +292,11 @@ class TagRouter:
     # -- helpers ---------------------------------------------------------------------------
 
     def _begin_block(self) -> None:
-        grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
+        out = self._out
+        if self._call_header is not None:  # the header named the tool (Inkling): compared with the call
+            out = self._header_check = HeaderNameCheck(out, self._call_header)
+            self._call_header = None
+        grammar = self._grammar_factory(out, self._log, self._tools)  # type: ignore[misc]
         self._grammar = grammar
         self.text = self._plain_tool_text if self._tool_plain else grammar.text
 

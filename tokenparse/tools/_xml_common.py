@@ -448,7 +448,7 @@ class XmlPayloadGrammar:
             self._state = CALL_BODY
 
     def _on_call_attrs_end(self, tag: str) -> None:
-        self._report_extra_attributes(None)
+        self._report_extra_attributes(None, self._syn.call_attributes)
         self._state = CALL_BODY
 
     def _on_param_open(self, tag: str) -> None:
@@ -588,11 +588,9 @@ class XmlPayloadGrammar:
     def _value_is_string_type(self, key: str) -> bool:
         attribute = self._syn.type_attribute
         if attribute is not None:
-            declared = attribute_value("".join(self._attrs), attribute)
-            if declared == "true":
-                return True
-            if declared == "false":
-                return False
+            declared = self._syn.type_values.get(attribute_value("".join(self._attrs), attribute) or "")
+            if declared is not None:
+                return declared
         kind = self._declared_type(key)
         if kind is None:
             return True
@@ -607,16 +605,20 @@ class XmlPayloadGrammar:
 
     # -- diagnostics ---------------------------------------------------------------------------
 
-    def _report_extra_attributes(self, known: str | None) -> None:
+    def _report_extra_attributes(self, known: str | None, silent: tuple[str, ...] = ()) -> None:
         """Attributes the format does not define carry nothing we can emit: report them."""
         attrs = "".join(self._attrs)
         if known is not None:
             match = attribute_pattern(known).search(attrs)
-            if match is not None and match.group(1).strip().lower() not in ("true", "false"):
+            values = self._syn.type_values
+            if match is not None and match.group(1).strip().lower() not in values:
                 # neither spelling the format defines: the schema decides the type, and the
                 # model's words are kept in the report rather than dropped
-                self._report(f"{known}= of a {self._syn.label} tag is neither true nor false; ignored", match.group(0))
+                spellings = " nor ".join(values) if len(values) == 2 else "one of " + ", ".join(values)
+                self._report(f"{known}= of a {self._syn.label} tag is neither {spellings}; ignored", match.group(0))
             attrs = attribute_pattern(known).sub("", attrs)
+        for name in silent:  # defined by the format, nothing to emit
+            attrs = attribute_pattern(name).sub("", attrs)
         attrs = attrs.strip()
         if attrs:
             self._report(f"unknown attributes in a {self._syn.label} tag were ignored", attrs)
@@ -665,10 +667,10 @@ class _SyntaxTables:
         self.transitions: dict[str, dict[str, Any]] = {
             SEEK_CALL: {syn.call_open: g._on_call_open} if syn.call_open is not None else {},
             CALL_NAME: {tag: g._on_name_end for tag in syn.name_ends},
-            CALL_ATTRS: {">": g._on_call_attrs_end},
+            CALL_ATTRS: {syn.attrs_end: g._on_call_attrs_end},
             CALL_BODY: body,
             PARAM_KEY: {tag: g._on_key_end for tag in syn.key_ends},
-            PARAM_ATTRS: {">": g._on_param_attrs_end},
+            PARAM_ATTRS: {syn.attrs_end: g._on_param_attrs_end},
             VALUE_OPEN: {syn.value_open: g._on_value_open} if syn.value_open is not None else {},
             VALUE: {syn.value_close: g._on_value_close},
             SKIP_CALL: {syn.call_close: g._on_skip_end} if syn.call_close is not None else {},

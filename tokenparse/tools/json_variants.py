@@ -21,7 +21,7 @@ from ..json.envelope import EnvelopeReader
 from .json_envelope import JsonEnvelopeGrammar, detect_json_call
 from .shared import DIAG
 
-__all__ = ["CohereActionGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar", "JsonCallListGrammar",
+__all__ = ["CohereActionGrammar", "InklingGrammar", "InternLM2Grammar", "KeyedJsonEnvelopeGrammar", "JsonCallListGrammar",
            "detect_json_call_list"]
 
 
@@ -34,6 +34,13 @@ class CohereActionGrammar(JsonEnvelopeGrammar):
         # every Cohere action carries its own "tool_call_id": expected, not a stray member
         reader.ignored[:] = [(k, v) for k, v in reader.ignored if k != "tool_call_id"]
         super()._report_errors(reader, pos)
+
+
+class InklingGrammar(JsonEnvelopeGrammar):
+    """Inkling: one ``{"name": N, "args": {...}}`` object per ``<|content_invoke_tool_json|>`` block."""
+
+    args_keys = ("args", "arguments", "parameters")
+    label = "Inkling"
 
 
 class InternLM2Grammar(JsonEnvelopeGrammar):

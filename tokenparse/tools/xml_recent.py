@@ -33,7 +33,7 @@ from .dsml import DSML, DSML_TOKEN
 from .xml_syntax import TO_ATTRS, TO_BODY, TO_CLOSE, TO_KEY, XmlSyntax
 
 __all__ = [
-    "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar", "SolarOpen2Grammar",
+    "MuseAtemGrammar", "ATEM_SYNTAX", "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar", "SolarOpen2Grammar",
     "DSML_V41_SYNTAX", "HY_V4_SYNTAX", "K2_HORIZON_SYNTAX", "MINICPM5_SYNTAX", "HY_V4_MARKERS", "K2_HORIZON_MARKERS",
 ]
 
@@ -146,3 +146,48 @@ class SolarOpen2Grammar(XmlPayloadGrammar):
     syntax = SOLAR_OPEN2_SYNTAX
     markers = SOLAR_OPEN2_MARKERS
     __slots__ = ()
+
+
+#: the section tag around a message's invokes (text outside the calls, not reported)
+ATEM_SECTION = ("<atem:function_calls>", "</atem:function_calls>")
+
+ATEM_SYNTAX = XmlSyntax(
+    label="ATEM",
+    call_open='<atem:invoke name="',
+    name_ends={'"': TO_ATTRS},
+    param_open='<atem:parameter name="',
+    key_ends={'"': TO_ATTRS},
+    value_open=None,
+    value_close="</atem:parameter>",
+    call_close="</atem:invoke>",
+)
+
+
+class MuseAtemGrammar(XmlPayloadGrammar):
+    """MuseGlimmer ATEM calls, the body of a message addressed to a tool::
+
+        <atem:function_calls><atem:invoke name="NAME"><atem:parameter name="KEY">V</atem:parameter></atem:invoke></atem:function_calls>
+
+    The ``<atem:function_calls>`` section tags are expected text around the calls. A tool
+    registered with a bare name is offered to the model as ``NAME.*``, which writes
+    ``NAME.NAME``: that name becomes ``NAME`` when the request's tools have ``NAME`` and not
+    ``NAME.NAME`` (any other name is kept as written).
+    """
+
+    syntax = ATEM_SYNTAX
+    __slots__ = ()
+
+    def _begin_call(self, name: str) -> None:
+        head, dot, tail = name.partition(".")
+        names = getattr(self._tools, "names", None)
+        if dot and head == tail and names is not None and head in names and name not in names:
+            name = head
+        super()._begin_call(name)
+
+    def _flush_stray(self) -> None:
+        if self._stray and not self._stray_reason:
+            text = "".join(self._stray)
+            for tag in ATEM_SECTION:
+                text = text.replace(tag, "")
+            self._stray = [text] if text.strip() else []
+        super()._flush_stray()

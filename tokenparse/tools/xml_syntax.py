@@ -80,6 +80,12 @@ class XmlSyntax:
     #: dialect passes the real token as the placeholder; see ``dsml``); output text shows
     #: the literal
     anchors: Mapping[str, str] = field(default_factory=dict)
+    #: the text that ends an open tag's attributes (XTML ends a tag with the ``<|sep|>`` token)
+    attrs_end: str = ">"
+    #: value of ``type_attribute`` -> whether it means a raw string (``True``) or JSON source
+    type_values: Mapping[str, bool] = field(default_factory=lambda: {"true": True, "false": False})
+    #: attributes of the call's open tag that carry nothing to emit (XTML ``index=``): not reported
+    call_attributes: tuple[str, ...] = ()
 
     def literal(self, role: str) -> str | None:
         return self.marker_tags.get(role)
