@@ -20,12 +20,15 @@ each process receives the model once (its initializer) and keeps it for every ch
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
 from .assembly import Assembler, make_call_id
+from .batch_harmony import harmony_rows
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage, FunctionCall, ToolCall
@@ -143,8 +146,24 @@ def decode_rows(
     if workers is not None and workers > 1 and len(ids) > 1:
         return _decode_in_pool(model, ids, shared_tools, tool_rows, prompt_rows, workers,
                                (tool_choice, strict, finish_reason, id_factory))
-    return list(_decode_chunk(model, ids, shared_tools, tool_rows, prompt_rows,
-                              tool_choice, strict, finish_reason, id_factory, 0))
+    with _collector_paused():
+        return list(_decode_chunk(model, ids, shared_tools, tool_rows, prompt_rows,
+                                  tool_choice, strict, finish_reason, id_factory, 0))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off while a batch builds its results: every row adds objects
+    that stay alive (the messages), so the collections a batch triggers find nothing to
+    free, and each full one walks the model's tables again. Row objects hold no cycles."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _decode_chunk(
@@ -171,7 +190,13 @@ def _decode_chunk(
         return entry[1]
 
     shared = toolset_for(shared_tools) if tool_rows is None else None
+    harmony = harmony_rows(dialect) if prompt_rows is None else None  # gpt-oss rows of the plain shape
     for i, row in enumerate(ids):
+        if harmony is not None and type(row) is list:
+            fast = harmony.message(row, shared or toolset_for(tool_rows[i]), finish_reason, id_factory)  # type: ignore[index]
+            if fast is not None:
+                yield RowResult(fast, None, [])
+                continue
         log = DiagnosticLog(strict)
         try:
             if type(row) is not list:
@@ -219,8 +244,9 @@ def _init_worker(model: Any) -> None:
 def _worker_chunk(args: tuple) -> list[tuple]:
     ids, shared_tools, tool_rows, prompt_rows, options, first_row = args
     tool_choice, strict, finish_reason, id_factory = options
-    return [_pack(r) for r in _decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
-                                            tool_choice, strict, finish_reason, id_factory, first_row)]
+    with _collector_paused():
+        return [_pack(r) for r in _decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
+                                                tool_choice, strict, finish_reason, id_factory, first_row)]
 
 
 # Results cross the process boundary as plain tuples: pickling pydantic models costs more

@@ -1,0 +1,310 @@
+"""Whole-row fast path of ``parse_batch`` for Harmony (gpt-oss): one pass per row, verified.
+
+A batch row is a finished completion and only its complete message is wanted. Most rows
+have the plain shape ``[<|start|>R]<|channel|>C[ to=X][<|constrain|>T]<|message|>BODY
+<|end|>|<|call|>|<|return|>``, repeated; for those this module builds the message
+directly instead of driving the decoder, router and assembler token run by token run.
+
+How a row is read:
+
+1. One ``bytes.join`` over a *marked* byte table (one C pass): text tokens give their
+   bytes, the seven structural tokens give ``\\xff`` + a code byte, and every other ID
+   (control and reserved specials, unassigned IDs, pieces that contain a ``\\xff`` byte or
+   are empty) gives ``\\xff\\x00``. ``\\xff`` never occurs in UTF-8, so the structure is
+   found with ``bytes.find``; a negative ID indexes the table's guard half (``\\xff\\x00``),
+   an ID past it or a value that is not an integer raises: the row is not taken.
+2. Each header (the bytes before ``<|message|>``) is read once per model with the same
+   :func:`~tokenparse.channels.harmony_header.parse_header` the decoder uses and routed with
+   the router's rules (:func:`~tokenparse.routing.harmony.classify_recipient`); a header
+   that makes any issue, an unknown channel or an empty recipient is memoised as *not
+   taken*.
+3. Bodies are decoded with a strict ``bytes.decode``; token positions (for
+   ``reasoning_tokens``) are found with ``list.index`` from one structural token to the
+   next, only as far as the last message that counts as reasoning.
+
+Anything else (a missing or repeated structural token, text between messages, an invalid
+ID, invalid UTF-8, a header longer than the header cap, a call to a tool the request did not
+offer, ...) returns ``None`` and the caller parses the row with the full parser. A row is
+taken only where the full parser would report nothing, so the message is the same object
+the full parser builds (``tests/test_batch_harmony.py`` checks it against the full parser on
+rendered and on mutated rows, call ids included).
+
+Harmony call arguments are the body text as written (the full parser does not read them as
+JSON), so nothing here parses JSON either.
+
+Memory: the marked table (one entry per ID, built once per model) and at most
+``_MEMO_SIZE`` distinct headers per model.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from .assembly import _tool_call, make_call_id
+from .channels.harmony_header import parse_header
+from .messages import ChatMessage
+from .routing.harmony import BoundHarmony, classify_recipient
+from .toolset import ToolSet
+
+__all__ = ["HarmonyRows", "harmony_rows"]
+
+_MEMO_SIZE = 1024
+#: structural token -> its code byte after the \xff marker (0: not taken)
+_START, _CHANNEL, _CONSTRAIN, _MESSAGE, _END, _CALL, _RETURN = 1, 2, 3, 4, 5, 6, 7
+_REJECT = b"\xff\x00"
+_MESSAGE_MARK = b"\xff\x04"
+_START_MARK = b"\xff\x01"
+#: what a header routes to
+_CONTENT, _REASONING, _FUNCTION, _BUILTIN = 0, 1, 2, 3
+_NOT_TAKEN = (None, None, False)  # memo value of a header the fast path leaves to the full parser
+
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def harmony_rows(dialect: Any) -> HarmonyRows | None:
+    """The fast path of a bound Harmony dialect (built once per model), else ``None``."""
+    if type(dialect) is not BoundHarmony:
+        return None
+    plan = _plans.get(dialect)
+    if plan is None:
+        plan = _plans[dialect] = HarmonyRows(dialect)
+    return plan
+
+
+class HarmonyRows:
+    """The marked table and header memo of one model; :meth:`message` reads one row."""
+
+    def __init__(self, dialect: BoundHarmony) -> None:
+        t = dialect.tokens
+        marked = [_REJECT if not piece or b"\xff" in piece else piece for piece in dialect._guarded_pieces]
+        self._ids = {_START: t.start, _CHANNEL: t.channel, _CONSTRAIN: t.constrain, _MESSAGE: t.message,
+                     _END: t.end, _CALL: t.call, _RETURN: t.return_}
+        for code, token_id in self._ids.items():
+            marked[token_id] = b"\xff" + bytes([code])
+        # a tuple of bytes: the collector stops tracking it after its first pass, so a batch
+        # that keeps many results does not walk 400k table slots on every full collection
+        self._marked_piece = tuple(marked).__getitem__
+        self._start_in_header = dialect.start_in_header
+        self._max_header_bytes = dialect.max_header_tokens  # every token is >= 1 byte: the cap holds
+        #: header bytes -> (kind, name, counts as reasoning); _NOT_TAKEN for any other header
+        self._memo: dict[bytes, tuple] = {}
+
+    def message(
+        self, row: list, tools: ToolSet, finish_reason: str, id_factory: Callable[[], str]
+    ) -> ChatMessage | None:
+        """The complete message of ``row`` (no prompt), or ``None``: parse it in full."""
+        try:
+            data = b"".join(map(self._marked_piece, row))
+        except (TypeError, IndexError):
+            return None
+        if id_factory is make_call_id:
+            id_factory = _pooled_call_id
+        memo = self._memo
+        find = data.find
+        size = len(data)
+        content: list[str] = []
+        reasoning: list[str] = []
+        pending: list[tuple[int, str, str]] = []  # calls in row order: (kind, name, arguments)
+        codes: list[int] = []  # structural tokens in row order (for token positions)
+        counted: list[tuple[int, int]] = []  # (code index of the start or -1, of the end or -1)
+        if data.startswith(_START_MARK):
+            at, start_index = 2, 0
+            codes.append(_START)
+        elif self._start_in_header or not data:
+            at, start_index = 0, -1  # the prompt ended with <|start|>assistant
+        else:
+            return None  # text before the first <|start|>
+        while True:
+            if at == size:
+                break  # the row ends in an empty header: nothing opened, nothing reported
+            mark = find(_MESSAGE_MARK, at)
+            if mark < 0:
+                return None  # a header the stream ended in
+            header = data[at:mark]
+            route = memo.get(header)
+            if route is None:
+                route = self._route(header)
+                if len(memo) < _MEMO_SIZE:
+                    memo[header] = route
+            kind, name, counts = route
+            if kind is None:
+                return None
+            if b"\xff\x03" in header:
+                codes.append(_CHANNEL)
+                codes.append(_CONSTRAIN)
+            elif b"\xff\x02" in header:
+                codes.append(_CHANNEL)
+            codes.append(_MESSAGE)
+            body_at = mark + 2
+            end = find(b"\xff", body_at)
+            stop = size if end < 0 else end
+            try:
+                text = data[body_at:stop].decode()
+            except UnicodeDecodeError:
+                return None
+            if end >= 0:
+                code = data[end + 1]
+                if code < _END:
+                    return None  # a structural token other than a terminator inside a body
+                codes.append(code)
+            if kind == _CONTENT:
+                if text:
+                    content.append(text)
+            elif kind == _REASONING:
+                if text:
+                    reasoning.append(text)
+            else:
+                if not (text and not text.isspace()):
+                    text += "{}"  # a call without arguments gets {} (see Assembler.tool_end)
+                if kind == _FUNCTION and not tools.allows(name):
+                    return None  # dropped with a diagnostic by the full parser
+                pending.append((kind, name, text))  # ids once the row is taken: a row left
+                # to the full parser must not have used any
+            if counts:
+                counted.append((start_index, len(codes) - 1 if end >= 0 else -1))
+            if end < 0:
+                break
+            at = end + 2
+            if at == size:
+                break
+            if not data.startswith(_START_MARK, at):
+                return None  # text or a stray token between messages
+            start_index = len(codes)
+            codes.append(_START)
+            at += 2
+        reasoning_tokens = self._reasoning_tokens(row, codes, counted) if counted else 0
+        calls: list = []
+        builtin: list = []
+        for kind, name, text in pending:
+            (calls if kind == _FUNCTION else builtin).append(_tool_call(id_factory(), name, text))
+        if finish_reason == "stop" and calls:
+            finish_reason = "tool_calls"
+        return _chat_message(
+            "".join(content) if content else None, "".join(reasoning) if reasoning else None,
+            calls, builtin, finish_reason, reasoning_tokens, len(row),
+        )
+
+    def _reasoning_tokens(self, row: list, codes: list[int], counted: list[tuple[int, int]]) -> int:
+        """Tokens from each counted message's start through its terminator (the router's
+        ``close`` position minus its ``open`` position); positions by ``list.index`` from one
+        structural token to the next, up to the last one needed."""
+        last = max(max(s, e) for s, e in counted)
+        ids = self._ids
+        positions = []
+        index = row.index
+        pos = -1
+        for code in codes[: last + 1]:
+            pos = index(ids[code], pos + 1)
+            positions.append(pos)
+        total = 0
+        for s, e in counted:
+            opened = positions[s] if s >= 0 else 0
+            closed = positions[e] + 1 if e >= 0 else len(row)
+            total += closed - opened
+        return total
+
+    def _route(self, header: bytes) -> tuple:
+        """What a header routes to, read like the decoder and router read it; _NOT_TAKEN
+        when the full parser would report anything, or the header is not of the plain shape."""
+        if len(header) > self._max_header_bytes:
+            return _NOT_TAKEN
+        pieces = header.split(b"\xff")
+        codes = [p[:1] for p in pieces[1:]]
+        if codes not in ([], [b"\x02"], [b"\x02", b"\x03"]):
+            return _NOT_TAKEN
+        try:
+            texts = [pieces[0].decode()] + [p[1:].decode() for p in pieces[1:]]
+        except UnicodeDecodeError:
+            return _NOT_TAKEN
+        part = len(texts) - 1
+        texts += [""] * (3 - len(texts))
+        fields, issues = parse_header((texts[0], texts[1], texts[2]), part, complete=True)
+        if issues:
+            return _NOT_TAKEN
+        channel, recipient = fields.channel, fields.recipient
+        if recipient is not None:
+            name, is_builtin = classify_recipient(recipient)
+            if not name or not name.strip():
+                return _NOT_TAKEN
+            return (_BUILTIN if is_builtin else _FUNCTION, name, is_builtin or channel == "analysis")
+        if channel == "analysis":
+            return (_REASONING, None, True)
+        if channel in ("final", "commentary", None):
+            return (_CONTENT, None, False)
+        return _NOT_TAKEN
+
+
+# -- call ids ----------------------------------------------------------------------------------
+
+_IDS_PER_READ = 1024
+_id_hex = ""
+_id_at = 0
+
+
+def _pooled_call_id() -> str:
+    """A call id of :func:`~tokenparse.assembly.make_call_id`'s shape and source (``call_``
+    + 24 hex digits of ``os.urandom``), read 1,024 at a time: one system call per id costs
+    more than building the call."""
+    global _id_hex, _id_at
+    at = _id_at
+    if at >= len(_id_hex):
+        _id_hex, at = os.urandom(12 * _IDS_PER_READ).hex(), 0
+    _id_at = at + 24
+    return "call_" + _id_hex[at:at + 24]
+
+
+def _forget_ids() -> None:
+    global _id_hex, _id_at
+    _id_hex, _id_at = "", 0  # a forked worker must not hand out the parent's ids
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_ids)
+
+
+# -- the complete message, built like Assembler.message builds it -----------------------------
+
+_MESSAGE_FIELDS = ("content", "reasoning", "tool_calls", "builtin_tool_calls", "finish_reason",
+                   "reasoning_tokens", "completion_tokens")
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _chat_message_constructed(content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens):
+    """``ChatMessage(...)`` with the seven fields :meth:`Assembler.message` passes, built
+    without a validation pass from values that are valid by construction; checked against
+    the validator at import."""
+    message = _new_object(ChatMessage)
+    _set_attribute(message, "__dict__", {
+        "role": "assistant", "content": content, "reasoning": reasoning, "tool_calls": calls,
+        "builtin_tool_calls": builtin, "finish_reason": finish_reason, "reasoning_tokens": reasoning_tokens,
+        "completion_tokens": completion_tokens,
+    })
+    _set_fields_set(message, set(_MESSAGE_FIELDS))
+    _set_extra(message, None)
+    _set_private(message, None)
+    return message
+
+
+def _chat_message_validated(content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens):
+    return ChatMessage(content=content, reasoning=reasoning, tool_calls=calls, builtin_tool_calls=builtin,
+                       finish_reason=finish_reason, reasoning_tokens=reasoning_tokens,
+                       completion_tokens=completion_tokens)
+
+
+def _pick_chat_message():
+    values = ("a", None, [_tool_call("c", "f", "{}")], [], "tool_calls", 3, 9)
+    fast, checked = _chat_message_constructed(*values), _chat_message_validated(*values)
+    if (fast != checked or fast.model_fields_set != checked.model_fields_set
+            or fast.model_dump_json() != checked.model_dump_json()):
+        return _chat_message_validated  # a pydantic whose model layout differs: validate
+    return _chat_message_constructed
+
+
+_chat_message = _pick_chat_message()
