@@ -38,6 +38,7 @@ Memory: the marked table (one entry per ID, built once per model) and at most
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from typing import Any, Callable
 
@@ -60,6 +61,15 @@ _START_MARK = b"\xff\x01"
 #: what a header routes to
 _CONTENT, _REASONING, _FUNCTION, _BUILTIN = 0, 1, 2, 3
 _NOT_TAKEN = (None, None, False)  # memo value of a header the fast path leaves to the full parser
+
+#: a header of the plain shape: role words [<|channel|> channel words [<|constrain|> type words]]
+_HEADER = rb"[^\xff]*(?:\xff\x02[^\xff]*(?:\xff\x03[^\xff]*)?)?"
+#: a row of the plain shape: [<|start|>] messages, each closed by a terminator and followed by
+#: <|start|>, the last one maybe cut by the end of the row; or ending in an empty header
+_ROW = re.compile(rb"(?:\xff\x01)?(?:" + _HEADER + rb"\xff\x04[^\xff]*\xff[\x05-\x07]\xff\x01)*(?:"
+                  + _HEADER + rb"\xff\x04[^\xff]*(?:\xff[\x05-\x07])?)?")
+#: one message of such a row: (header, body, terminator mark or b"")
+_MESSAGES = re.compile(rb"(?:\xff\x01)?(" + _HEADER + rb")\xff\x04([^\xff]*)(\xff[\x05-\x07])?")
 
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -100,30 +110,17 @@ class HarmonyRows:
             data = b"".join(map(self._marked_piece, row))
         except (TypeError, IndexError):
             return None
+        if not _ROW.fullmatch(data) or not (self._start_in_header or not data or data.startswith(_START_MARK)):
+            return None  # not the plain shape (see _ROW): the full parser reads it
         if id_factory is make_call_id:
             id_factory = _pooled_call_id
         memo = self._memo
-        find = data.find
-        size = len(data)
         content: list[str] = []
         reasoning: list[str] = []
         pending: list[tuple[int, str, str]] = []  # calls in row order: (kind, name, arguments)
-        codes: list[int] = []  # structural tokens in row order (for token positions)
-        counted: list[tuple[int, int]] = []  # (code index of the start or -1, of the end or -1)
-        if data.startswith(_START_MARK):
-            at, start_index = 2, 0
-            codes.append(_START)
-        elif self._start_in_header or not data:
-            at, start_index = 0, -1  # the prompt ended with <|start|>assistant
-        else:
-            return None  # text before the first <|start|>
-        while True:
-            if at == size:
-                break  # the row ends in an empty header: nothing opened, nothing reported
-            mark = find(_MESSAGE_MARK, at)
-            if mark < 0:
-                return None  # a header the stream ended in
-            header = data[at:mark]
+        counted: list[int] = []  # messages that count as reasoning
+        found = _MESSAGES.findall(data)
+        for i, (header, body, _end) in enumerate(found):
             route = memo.get(header)
             if route is None:
                 route = self._route(header)
@@ -132,24 +129,10 @@ class HarmonyRows:
             kind, name, counts = route
             if kind is None:
                 return None
-            if b"\xff\x03" in header:
-                codes.append(_CHANNEL)
-                codes.append(_CONSTRAIN)
-            elif b"\xff\x02" in header:
-                codes.append(_CHANNEL)
-            codes.append(_MESSAGE)
-            body_at = mark + 2
-            end = find(b"\xff", body_at)
-            stop = size if end < 0 else end
             try:
-                text = data[body_at:stop].decode()
+                text = body.decode()
             except UnicodeDecodeError:
                 return None
-            if end >= 0:
-                code = data[end + 1]
-                if code < _END:
-                    return None  # a structural token other than a terminator inside a body
-                codes.append(code)
             if kind == _CONTENT:
                 if text:
                     content.append(text)
@@ -157,25 +140,15 @@ class HarmonyRows:
                 if text:
                     reasoning.append(text)
             else:
-                if not (text and not text.isspace()):
+                if not text or text.isspace():
                     text += "{}"  # a call without arguments gets {} (see Assembler.tool_end)
                 if kind == _FUNCTION and not tools.allows(name):
                     return None  # dropped with a diagnostic by the full parser
                 pending.append((kind, name, text))  # ids once the row is taken: a row left
                 # to the full parser must not have used any
             if counts:
-                counted.append((start_index, len(codes) - 1 if end >= 0 else -1))
-            if end < 0:
-                break
-            at = end + 2
-            if at == size:
-                break
-            if not data.startswith(_START_MARK, at):
-                return None  # text or a stray token between messages
-            start_index = len(codes)
-            codes.append(_START)
-            at += 2
-        reasoning_tokens = self._reasoning_tokens(row, codes, counted) if counted else 0
+                counted.append(i)
+        reasoning_tokens = self._reasoning_tokens(row, data, found, counted) if counted else 0
         calls: list = []
         builtin: list = []
         for kind, name, text in pending:
@@ -187,24 +160,34 @@ class HarmonyRows:
             calls, builtin, finish_reason, reasoning_tokens, len(row),
         )
 
-    def _reasoning_tokens(self, row: list, codes: list[int], counted: list[tuple[int, int]]) -> int:
+    def _reasoning_tokens(self, row: list, data: bytes, found: list[tuple], counted: list[int]) -> int:
         """Tokens from each counted message's start through its terminator (the router's
-        ``close`` position minus its ``open`` position); positions by ``list.index`` from one
-        structural token to the next, up to the last one needed."""
-        last = max(max(s, e) for s, e in counted)
+        ``close`` position minus its ``open`` position). The structural tokens up to the last
+        counted message are known from ``found``; their positions come from ``list.index``
+        from one to the next (one C scan of that part of the row)."""
         ids = self._ids
-        positions = []
         index = row.index
         pos = -1
-        for code in codes[: last + 1]:
-            pos = index(ids[code], pos + 1)
-            positions.append(pos)
-        total = 0
-        for s, e in counted:
-            opened = positions[s] if s >= 0 else 0
-            closed = positions[e] + 1 if e >= 0 else len(row)
-            total += closed - opened
-        return total
+        if data.startswith(_START_MARK):
+            pos = index(ids[_START])
+        opened = 0  # the first message's header starts the row (or at its <|start|>: 0 too)
+        spans = []
+        for i, (header, _, end) in enumerate(found[: counted[-1] + 1]):
+            if i:
+                pos = index(ids[_START], pos + 1)
+                opened = pos
+            if b"\xff\x02" in header:
+                pos = index(ids[_CHANNEL], pos + 1)
+                if b"\xff\x03" in header:
+                    pos = index(ids[_CONSTRAIN], pos + 1)
+            pos = index(ids[_MESSAGE], pos + 1)
+            if end:
+                pos = index(ids[end[1]], pos + 1)
+                closed = pos + 1
+            else:
+                closed = len(row)
+            spans.append((opened, closed))
+        return sum(spans[i][1] - spans[i][0] for i in counted)
 
     def _route(self, header: bytes) -> tuple:
         """What a header routes to, read like the decoder and router read it; _NOT_TAKEN
