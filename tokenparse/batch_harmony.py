@@ -46,7 +46,7 @@ from pydantic import BaseModel
 
 from .assembly import _tool_call, make_call_id
 from .channels.harmony_header import parse_header
-from .messages import ChatMessage
+from .messages import ChatMessage, FunctionCall, ToolCall
 from .routing.harmony import BoundHarmony, classify_recipient
 from .toolset import ToolSet
 
@@ -112,13 +112,13 @@ class HarmonyRows:
             return None
         if not _ROW.fullmatch(data) or not (self._start_in_header or not data or data.startswith(_START_MARK)):
             return None  # not the plain shape (see _ROW): the full parser reads it
-        if id_factory is make_call_id:
-            id_factory = _pooled_call_id
         memo = self._memo
+        names = tools.names  # None: every name is offered (ToolSet.allows)
         content: list[str] = []
         reasoning: list[str] = []
         pending: list[tuple[int, str, str]] = []  # calls in row order: (kind, name, arguments)
         counted: list[int] = []  # messages that count as reasoning
+        builtin_seen = False
         found = _MESSAGES.findall(data)
         for i, (header, body, _end) in enumerate(found):
             route = memo.get(header)
@@ -142,8 +142,11 @@ class HarmonyRows:
             else:
                 if not text or text.isspace():
                     text += "{}"  # a call without arguments gets {} (see Assembler.tool_end)
-                if kind == _FUNCTION and not tools.allows(name):
-                    return None  # dropped with a diagnostic by the full parser
+                if kind == _FUNCTION:
+                    if names is not None and name not in names:
+                        return None  # dropped with a diagnostic by the full parser
+                else:
+                    builtin_seen = True
                 pending.append((kind, name, text))  # ids once the row is taken: a row left
                 # to the full parser must not have used any
             if counts:
@@ -151,8 +154,13 @@ class HarmonyRows:
         reasoning_tokens = self._reasoning_tokens(row, data, found, counted) if counted else 0
         calls: list = []
         builtin: list = []
-        for kind, name, text in pending:
-            (calls if kind == _FUNCTION else builtin).append(_tool_call(id_factory(), name, text))
+        if pending:
+            count = len(pending)
+            ids = _pooled_call_ids(count) if id_factory is make_call_id else [id_factory() for _ in range(count)]
+            calls = _tool_calls(pending, ids)
+            if builtin_seen:
+                builtin = [c for (kind, _, _), c in zip(pending, calls) if kind == _BUILTIN]
+                calls = [c for (kind, _, _), c in zip(pending, calls) if kind == _FUNCTION]
         if finish_reason == "stop" and calls:
             finish_reason = "tool_calls"
         return _chat_message(
@@ -227,16 +235,17 @@ _id_hex = ""
 _id_at = 0
 
 
-def _pooled_call_id() -> str:
-    """A call id of :func:`~tokenparse.assembly.make_call_id`'s shape and source (``call_``
-    + 24 hex digits of ``os.urandom``), read 1,024 at a time: one system call per id costs
-    more than building the call."""
+def _pooled_call_ids(count: int) -> list[str]:
+    """``count`` call ids of :func:`~tokenparse.assembly.make_call_id`'s shape and source
+    (``call_`` + 24 hex digits of ``os.urandom``), read 1,024 at a time: one system call per
+    id costs more than building the call."""
     global _id_hex, _id_at
     at = _id_at
-    if at >= len(_id_hex):
-        _id_hex, at = os.urandom(12 * _IDS_PER_READ).hex(), 0
-    _id_at = at + 24
-    return "call_" + _id_hex[at:at + 24]
+    if at + 24 * count > len(_id_hex):
+        _id_hex, at = os.urandom(12 * max(_IDS_PER_READ, count)).hex(), 0
+    _id_at = at + 24 * count
+    hex_digits = _id_hex
+    return ["call_" + hex_digits[i:i + 24] for i in range(at, at + 24 * count, 24)]
 
 
 def _forget_ids() -> None:
@@ -246,6 +255,44 @@ def _forget_ids() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_ids)
+
+
+# -- tool calls, built like assembly._tool_call builds them ---------------------------------------
+
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+
+
+def _tool_calls_constructed(pending: list[tuple[int, str, str]], ids: list[str]) -> list:
+    """``_tool_call(id, name, arguments)`` of every pending call, in one loop (a dense row
+    has a dozen or more); checked against the validator at import."""
+    new, set_dict, set_fields, set_extra, set_private = _new_object, _set_dict, _set_fields_set, _set_extra, _set_private
+    out = []
+    for (_, name, arguments), call_id in zip(pending, ids):
+        function = new(FunctionCall)
+        set_dict(function, {"name": name, "arguments": arguments})
+        set_fields(function, {"name", "arguments"})
+        set_extra(function, None)
+        set_private(function, None)
+        call = new(ToolCall)
+        set_dict(call, {"id": call_id, "type": "function", "function": function})
+        set_fields(call, {"id", "function"})
+        set_extra(call, None)
+        set_private(call, None)
+        out.append(call)
+    return out
+
+
+def _tool_calls_validated(pending: list[tuple[int, str, str]], ids: list[str]) -> list:
+    return [ToolCall(id=i, function=FunctionCall(name=n, arguments=a)) for (_, n, a), i in zip(pending, ids)]
+
+
+def _pick_tool_calls():
+    fast, checked = _tool_calls_constructed([(2, "f", "{}")], ["c"])[0], _tool_calls_validated([(2, "f", "{}")], ["c"])[0]
+    if (fast != checked or fast.model_fields_set != checked.model_fields_set
+            or fast.function.model_fields_set != checked.function.model_fields_set
+            or fast.model_dump_json() != checked.model_dump_json()):
+        return _tool_calls_validated
+    return _tool_calls_constructed
 
 
 # -- the complete message, built like Assembler.message builds it -----------------------------
@@ -291,3 +338,4 @@ def _pick_chat_message():
 
 
 _chat_message = _pick_chat_message()
+_tool_calls = _pick_tool_calls()
