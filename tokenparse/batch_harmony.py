@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import weakref
 from operator import itemgetter as _itemgetter
 from typing import Any, Callable
@@ -238,6 +239,7 @@ class HarmonyRows:
 # -- call ids ----------------------------------------------------------------------------------
 
 _IDS_PER_READ = 1024
+_id_lock = threading.Lock()
 _id_hex = ""
 _id_at = 0
 
@@ -247,17 +249,19 @@ def _pooled_call_ids(count: int) -> list[str]:
     (``call_`` + 24 hex digits of ``os.urandom``), read 1,024 at a time: one system call per
     id costs more than building the call."""
     global _id_hex, _id_at
-    at = _id_at
-    if at + 24 * count > len(_id_hex):
-        _id_hex, at = os.urandom(12 * max(_IDS_PER_READ, count)).hex(), 0
-    _id_at = at + 24 * count
-    hex_digits = _id_hex
+    with _id_lock:  # two threads must never hand out the same digits
+        at = _id_at
+        if at + 24 * count > len(_id_hex):
+            _id_hex, at = os.urandom(12 * max(_IDS_PER_READ, count)).hex(), 0
+        _id_at = at + 24 * count
+        hex_digits = _id_hex
     return ["call_" + hex_digits[i:i + 24] for i in range(at, at + 24 * count, 24)]
 
 
 def _forget_ids() -> None:
-    global _id_hex, _id_at
+    global _id_hex, _id_at, _id_lock
     _id_hex, _id_at = "", 0  # a forked worker must not hand out the parent's ids
+    _id_lock = threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
