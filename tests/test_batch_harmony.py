@@ -93,13 +93,15 @@ def conversations(draw):
     return out
 
 
-def completion(encoding, messages, ending):
-    """The completion tokens: the prompt ends with <|start|>assistant, the last message ends
-    with <|return|> (a final answer), its rendered terminator, or is cut (``ending``)."""
+def completion(encoding, messages, ending, closed_prompt=False):
+    """The completion tokens: the prompt ends with <|start|>assistant (or, ``closed_prompt``,
+    with a closed message), the last message ends with <|return|> (a final answer), its
+    rendered terminator, or is cut (``ending``)."""
     ids = []
     for message in messages:
         ids += encoding.render(message)
-    ids = ids[2:]  # <|start|>assistant belong to the prompt
+    if not closed_prompt:
+        ids = ids[2:]  # <|start|>assistant belong to the prompt
     if ending == "return" and ids[-1] == 200007:  # <|end|> -> <|return|>
         ids[-1] = 200002
     elif ending == "cut":
@@ -109,15 +111,29 @@ def completion(encoding, messages, ending):
     return ids
 
 
+def prompt_for(encoding, kind):
+    """No prompt, a user turn then <|start|>assistant, or a user turn closed by <|end|>."""
+    from openai_harmony import Message, Role
+
+    if kind == "none":
+        return None
+    user = encoding.render(Message.from_role_and_content(Role.USER, "What is the weather?"))
+    return user + [200006, 173781] if kind == "assistant" else user
+
+
 @_settings
 @given(messages=conversations(), ending=st.sampled_from(["return", "as rendered", "cut", "next"]),
-       tools=st.sampled_from([None, TOOLS]), finish=st.sampled_from(["stop", "length"]))
-def test_rendered_rows_take_the_fast_path_and_equal_the_full_parser(model, harmony_encoding, messages, ending, tools, finish):
-    row = completion(harmony_encoding, messages, ending)
+       tools=st.sampled_from([None, TOOLS]), finish=st.sampled_from(["stop", "length"]),
+       prompt_kind=st.sampled_from(["none", "none", "assistant", "closed"]))
+def test_rendered_rows_take_the_fast_path_and_equal_the_full_parser(model, harmony_encoding, messages, ending, tools, finish,
+                                                                    prompt_kind):
+    row = completion(harmony_encoding, messages, ending, closed_prompt=prompt_kind == "closed")
+    prompt = prompt_for(harmony_encoding, prompt_kind)
     plan = harmony_rows(model.dialect)
-    taken = plan.message(row, ToolSet(tools), finish, counter())
+    taken = plan.message(row, ToolSet(tools), finish, counter(), prompt)
     assert taken is not None, harmony_encoding.decode(row)
-    got, expected = fast(model, [row], tools, finish_reason=finish), full(model, [row], tools, finish_reason=finish)
+    options = {"finish_reason": finish, "prompts": None if prompt is None else [prompt]}
+    got, expected = fast(model, [row], tools, **options), full(model, [row], tools, **options)
     same_results(got, expected)
     assert not expected[0].diagnostics or taken is None
 
@@ -149,16 +165,23 @@ MALFORMED = st.one_of(mutated("gpt-oss", invalid=True), responses("gpt-oss", inv
 _seen = {"taken": 0, "left": 0}
 
 
+#: prompt endings: none, the usual one, closed messages, and ones the fast path leaves alone
+PROMPTS = [None, None, [200006, 173781], [200006, 17196], [200006, 173781, 200007], [200007], [200006],
+           [200006, 200005], [200006, 10**9], [200006, -1], [200006, 173781, 200005, 35644], [200006, 1.5]]
+
+
 @_settings
-@given(example=MALFORMED, tools=st.sampled_from([None, TOOLS]), strict=st.booleans())
-def test_mutated_rows_equal_the_full_parser(example, tools, strict):
+@given(example=MALFORMED, tools=st.sampled_from([None, TOOLS]), strict=st.booleans(), prompt=st.sampled_from(PROMPTS))
+def test_mutated_rows_equal_the_full_parser(example, tools, strict, prompt):
     model = registry_model("gpt-oss")
     items, _, _ = example
     row = batch._row_ids(items) if items else items
     if type(row) is list:
         plan = harmony_rows(model.dialect)
-        _seen["taken" if plan.message(row, ToolSet(tools), "stop", counter()) is not None else "left"] += 1
-    same_results(fast(model, [items], tools, strict=strict), full(model, [items], tools, strict=strict))
+        _seen["taken" if plan.message(row, ToolSet(tools), "stop", counter(), prompt) is not None else "left"] += 1
+    prompts = None if prompt is None else [prompt]
+    same_results(fast(model, [items], tools, strict=strict, prompts=prompts),
+                 full(model, [items], tools, strict=strict, prompts=prompts))
 
 
 def test_both_outcomes_were_met():

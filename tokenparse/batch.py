@@ -197,10 +197,12 @@ def _decode_chunk(
         return entry[1]
 
     shared = toolset_for(shared_tools) if tool_rows is None else None
-    harmony = harmony_rows(dialect) if prompt_rows is None else None  # gpt-oss rows of the plain shape
+    harmony = harmony_rows(dialect)  # gpt-oss rows of the plain shape
     for i, row in enumerate(ids):
         if harmony is not None and type(row) is list:
-            fast = harmony.message(row, shared or toolset_for(tool_rows[i]), finish_reason, id_factory)  # type: ignore[index]
+            prompt = prompt_rows[i] if prompt_rows is not None else None
+            fast = None if prompt is not None and type(prompt) is not list else harmony.message(
+                row, shared or toolset_for(tool_rows[i]), finish_reason, id_factory, prompt)  # type: ignore[index]
             if fast is not None:
                 yield RowResult(fast, None, [])
                 continue

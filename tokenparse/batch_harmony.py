@@ -106,9 +106,9 @@ class HarmonyRows:
         self._memo: dict[bytes, tuple] = {}
 
     def message(
-        self, row: list, tools: ToolSet, finish_reason: str, id_factory: Callable[[], str]
+        self, row: list, tools: ToolSet, finish_reason: str, id_factory: Callable[[], str], prompt: list | None = None
     ) -> ChatMessage | None:
-        """The complete message of ``row`` (no prompt), or ``None``: parse it in full."""
+        """The complete message of ``row``, or ``None``: parse it in full."""
         try:
             # itemgetter looks every ID up in one C loop (no call per token); it returns a
             # bare item for one ID and refuses none
@@ -118,7 +118,14 @@ class HarmonyRows:
                 data = self._marked[row[0]] if row else b""
         except (TypeError, IndexError):
             return None
-        if not _ROW.fullmatch(data) or not (self._start_in_header or not data or data.startswith(_START_MARK)):
+        in_header, own = self._start_in_header, data
+        if prompt:
+            opened = self._prompt_start(prompt)
+            if opened is None:
+                return None
+            prefix, in_header = opened
+            data = prefix + data
+        if not _ROW.fullmatch(data) or not (in_header or not data or data.startswith(_START_MARK)):
             return None  # not the plain shape (see _ROW): the full parser reads it
         memo = self._memo
         names = tools.names  # None: every name is offered (ToolSet.allows)
@@ -159,7 +166,7 @@ class HarmonyRows:
                 # to the full parser must not have used any
             if counts:
                 counted.append(i)
-        reasoning_tokens = self._reasoning_tokens(row, data, found, counted) if counted else 0
+        reasoning_tokens = self._reasoning_tokens(row, own, found, counted) if counted else 0
         calls: list = []
         builtin: list = []
         if pending:
@@ -175,6 +182,24 @@ class HarmonyRows:
             "".join(content) if content else None, "".join(reasoning) if reasoning else None,
             calls, builtin, finish_reason, reasoning_tokens, len(row),
         )
+
+    def _prompt_start(self, prompt: list) -> tuple[bytes, bool] | None:
+        """Where a completion after ``prompt`` starts, as ``HarmonyDecoder.continue_prompt``
+        leaves it: (header bytes already read, inside a header?). Two prompt endings are
+        read here: ``<|start|>`` + one text token (the role, usually ``assistant``: the
+        header holds it and a space), and a closed message (a ``<|start|>`` must come
+        first); any other prompt returns ``None``."""
+        last = prompt[-1]
+        if type(last) is not int:
+            return None
+        ids = self._ids
+        if last in (ids[_END], ids[_CALL], ids[_RETURN]):
+            return (b"", False) if ids[_START] in prompt else None
+        if len(prompt) >= 2 and prompt[-2] == ids[_START] and type(prompt[-2]) is int and 0 <= last < len(self._marked):
+            piece = self._marked[last]
+            if not piece.startswith(b"\xff"):
+                return piece + b" ", True
+        return None
 
     def _reasoning_tokens(self, row: list, data: bytes, found: list[tuple], counted: list[int]) -> int:
         """Tokens from each counted message's start through its terminator (the router's
