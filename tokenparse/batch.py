@@ -20,13 +20,17 @@ each process receives the model once (its initializer) and keeps it for every ch
 """
 from __future__ import annotations
 
+import gc
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
 from .assembly import Assembler
 from .batch_fast import fast_plan, fast_row
+from .batch_harmony import harmony_rows
+from .batch_ids import pooled_call_id
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage, FunctionCall, ToolCall
@@ -121,36 +125,6 @@ def _is_per_row_tools(tools: Any) -> bool:
     return bool(items) and all(item is None or isinstance(item, (list, tuple)) for item in items)
 
 
-# -- call ids ----------------------------------------------------------------------------------
-
-_ID_BATCH = 1024  # ids per os.urandom read
-_id_hex = ""
-_id_at = 0
-
-
-def pooled_call_id() -> str:
-    """A call id of :func:`~tokenparse.assembly.make_call_id`'s shape (``call_`` + 24 random
-    hex digits, from ``os.urandom`` as ``secrets`` draws them), read 1,024 ids at a time: a
-    system call per id costs more than decoding a short call, and on a loaded host one call
-    in a few thousand stalls for milliseconds."""
-    global _id_hex, _id_at
-    at = _id_at
-    if at >= len(_id_hex):
-        _id_hex = os.urandom(12 * _ID_BATCH).hex()
-        at = 0
-    _id_at = at + 24
-    return "call_" + _id_hex[at : at + 24]
-
-
-def _forget_ids() -> None:
-    global _id_hex, _id_at
-    _id_hex, _id_at = "", 0  # a forked worker must not repeat the parent's ids
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_ids)
-
-
 # -- decoding ----------------------------------------------------------------------------------
 
 
@@ -174,8 +148,31 @@ def decode_rows(
     if workers is not None and workers > 1 and len(ids) > 1:
         return _decode_in_pool(model, ids, shared_tools, tool_rows, prompt_rows, workers,
                                (tool_choice, strict, finish_reason, id_factory))
-    return list(_decode_chunk(model, ids, shared_tools, tool_rows, prompt_rows,
-                              tool_choice, strict, finish_reason, id_factory, 0))
+    with _collector_paused():
+        return list(_decode_chunk(model, ids, shared_tools, tool_rows, prompt_rows,
+                                  tool_choice, strict, finish_reason, id_factory, 0))
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic collector off while a batch builds its results: every row adds objects
+    that stay alive (the messages), so the collections a batch triggers find nothing to
+    free, and each full one walks the model's tables again. Row objects hold no cycles.
+    Afterwards the new objects go straight to the oldest generation (``freeze`` then
+    ``unfreeze``: two list splices), where a collection walks them only when the heap has
+    grown by a quarter, instead of all at once at the next allocation; skipped when the
+    caller keeps objects frozen (``gc.freeze`` before a fork)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if not gc.get_freeze_count():
+            gc.freeze()
+            gc.unfreeze()
+        gc.enable()
 
 
 def _decode_chunk(
@@ -202,13 +199,17 @@ def _decode_chunk(
         return entry[1]
 
     shared = toolset_for(shared_tools) if tool_rows is None else None
-    plan = fast_plan(dialect)  # rows of the plain shape skip the per-row parser objects
+    plan = fast_plan(dialect)  # tag rows of the plain shape skip the per-row parser objects
+    harmony = harmony_rows(dialect)  # gpt-oss rows of the plain shape
     for i, row in enumerate(ids):
-        if plan is not None:
+        if plan is not None or (harmony is not None and type(row) is list):
             prompt = prompt_rows[i] if prompt_rows is not None else None
             if prompt is None or type(prompt) is list:
                 toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
-                fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory)
+                if plan is not None:
+                    fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory)
+                else:
+                    fast = harmony.message(row, toolset, finish_reason, id_factory, prompt)  # type: ignore[union-attr]
                 if fast is not None:
                     yield RowResult(fast, None, [])
                     continue
@@ -259,8 +260,9 @@ def _init_worker(model: Any) -> None:
 def _worker_chunk(args: tuple) -> list[tuple]:
     ids, shared_tools, tool_rows, prompt_rows, options, first_row = args
     tool_choice, strict, finish_reason, id_factory = options
-    return [_pack(r) for r in _decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
-                                            tool_choice, strict, finish_reason, id_factory, first_row)]
+    with _collector_paused():
+        return [_pack(r) for r in _decode_chunk(_worker_model, ids, shared_tools, tool_rows, prompt_rows,
+                                                tool_choice, strict, finish_reason, id_factory, first_row)]
 
 
 # Results cross the process boundary as plain tuples: pickling pydantic models costs more
