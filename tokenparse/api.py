@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from operator import countOf as _count_of
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
@@ -262,7 +263,7 @@ class Parser:
         if len(ids) == 1:
             if type(ids[0]) is not int:
                 ids = _plain_ints(ids)
-        elif ids and not _INT_ONLY.issuperset(map(type, ids)):
+        elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
             ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
         reported = len(self._log_items)
         try:
@@ -370,7 +371,6 @@ class Parser:
         return reader
 
 
-_INT_ONLY = frozenset({int})
 
 
 class InvalidItem:
