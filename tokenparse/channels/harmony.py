@@ -299,7 +299,13 @@ class HarmonyDecoder:
         start = self.pos
         self.pos += len(token_ids)
         if self.state is CONTENT:
-            text = self._decode(data)
+            if self._utf8.held:
+                text = self._decode(data)
+            else:
+                try:
+                    text = data.decode()  # whole characters: Utf8Stream's own fast path
+                except UnicodeDecodeError:
+                    text = self._decode(data)
             if text:
                 self._sink.text(text)
         else:
