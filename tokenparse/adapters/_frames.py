@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 from json.encoder import encode_basestring
-from typing import Sequence
+from operator import itemgetter
+from typing import Any, Sequence
 
 __all__ = ["Frame", "str_mark", "int_mark", "CUT"]
 
@@ -38,9 +39,12 @@ def int_mark(k: int) -> int:
 
 
 class Frame:
-    """A rendered frame cut at its slots: ``fill(values)`` puts ``values[slot]`` back."""
+    """A rendered frame cut at its slots: ``fill(values)`` puts ``values[slot]`` back.
 
-    __slots__ = ("_head", "_rest")
+    Filling is one ``%`` format of the frame's text (its own ``%`` doubled, ``%s`` at the
+    slots) with the values picked in slot order by one ``itemgetter`` call: both in C."""
+
+    __slots__ = ("_template", "_pick", "_single")
 
     def __init__(self, text: str, slots: Sequence[str]) -> None:
         """``slots[k]`` is the marker text of slot ``k`` as it appears in ``text``."""
@@ -48,19 +52,19 @@ class Frame:
         index = {s: k for k, s in enumerate(slots)}
         pieces, order, pos = [], [], 0
         for match in pattern.finditer(text):
-            pieces.append(text[pos:match.start()])
+            pieces.append(text[pos:match.start()].replace("%", "%%"))
             order.append(index[match.group()])
             pos = match.end()
-        pieces.append(text[pos:])
-        self._head = pieces[0]
-        self._rest = tuple(zip(order, pieces[1:]))
+        pieces.append(text[pos:].replace("%", "%%"))
+        self._template = "%s".join(pieces)
+        # itemgetter of one index returns the value itself, of none cannot be made
+        self._single: tuple[int, ...] | None = tuple(order) if len(order) < 2 else None
+        self._pick: Any = itemgetter(*order) if len(order) > 1 else None
 
     def fill(self, values: Sequence[str]) -> str:
-        out = [self._head]
-        for slot, piece in self._rest:
-            out.append(values[slot])
-            out.append(piece)
-        return "".join(out)
+        if self._single is not None:
+            return self._template % tuple([values[slot] for slot in self._single])
+        return self._template % self._pick(values)
 
 
 def str_slot(k: int) -> str:

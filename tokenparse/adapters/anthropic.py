@@ -176,6 +176,14 @@ class AnthropicMessageStream(AdapterStream):
         rendered once per block, with one JSON string escape; blocks starting and stopping
         take the object path.
         """
+        if type(runs) is list and len(runs) == 1:
+            # the usual step: one text run continuing the open block (the loop below, inlined)
+            run = runs[0]
+            wire = self._open_wire
+            if (type(run) is tuple and wire is not None and run[1] and run[0] == self._open_run_kind
+                    and run[0] <= RUN_REASONING and self.state is self.STREAMING):
+                self._block_texts[self._open_index].append(run[1])  # type: ignore[index]
+                return f"{wire[1]}{json_string(run[1])}{wire[2]}"
         if self.state is not self.STREAMING:
             return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs]))
         out: list[str] = []

@@ -188,6 +188,18 @@ class ChatCompletionStream(AdapterStream):
         escape per chunk; a role chunk, a call's first chunk, logprobs and token IDs take
         the object path, so both paths always give the same bytes.
         """
+        if type(runs) is list and len(runs) == 1 and logprobs is None:
+            # the usual step: one text run (the loop below, inlined)
+            run = runs[0]
+            wire = self._wire
+            if (type(run) is tuple and wire is not None and run[1] and self.state is self.STREAMING
+                    and self._aligner is None and not self.include_token_ids):
+                if run[0] == RUN_CONTENT:
+                    self._content.append(run[1])
+                    return wire[0] + json_string(run[1]) + wire[2]
+                if run[0] == RUN_REASONING:
+                    self._reasoning.append(run[1])
+                    return wire[1] + json_string(run[1]) + wire[2]
         if (self.state is not self.STREAMING or logprobs is not None or self._aligner is not None
                 or self.include_token_ids):
             return render_sse(self.step([_delta_of(run) for run in runs], logprobs=logprobs))

@@ -264,6 +264,19 @@ class ResponsesStream(AdapterStream):
         rendered once per item, with the sequence number and one JSON string escape filled
         in; everything else (items opening and closing, logprobs) takes the object path.
         """
+        if type(runs) is list and len(runs) == 1 and logprobs is None:
+            # the usual step: one text run continuing the open item (the loop below, inlined)
+            run = runs[0]
+            open_item = self._open
+            if (type(run) is tuple and open_item is not None and run[1] and run[0] == open_item.run_kind
+                    and run[0] <= RUN_REASONING and open_item.wire and self.state is self.STREAMING
+                    and self._aligner is None):
+                payload = run[1]
+                open_item.text.append(payload)
+                wire = open_item.wire
+                number = self._sequence_number
+                self._sequence_number = number + 1
+                return f"{wire[0]}{number}{wire[1]}{json_string(payload)}{wire[2]}"
         if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
             return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
         out: list[str] = []
