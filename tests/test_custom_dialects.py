@@ -150,3 +150,22 @@ def test_declared_wrappers_and_open_spellings(tmp_path, table):
         with pytest.raises(DialectSpecError) as info:
             tokenparse.load(str(path), tokenizer=table)
         assert info.value.field == field
+
+
+def test_readme_reasoning_only_dialect_kimi_vl(tmp_path):
+    """The README's dialect file for SGLang's ``kimi`` reasoning format, as written there:
+    reasoning only, its tags text in a vocabulary without them (Qwen3's here)."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    spec = re.search(r'```toml\n(name = "kimi-vl-thinking".*?)```', readme, re.S)
+    assert spec is not None
+    path = tmp_path / "kimi-vl.toml"
+    path.write_text(spec.group(1))
+    table = tokenparse.load("qwen3").table
+    model = tokenparse.load(str(path), tokenizer=table)
+    outcome = check_stream(model, table.encode("◁think▷Plan it.◁/think▷The answer is 4."))
+    assert (outcome.reasoning, outcome.content, outcome.calls) == ("Plan it.", "The answer is 4.", [])
+    # a reply that never opens reasoning is all content
+    assert check_stream(model, table.encode("Just 4.")).content == "Just 4."

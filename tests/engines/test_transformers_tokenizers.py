@@ -26,10 +26,14 @@ TOKENIZER_OF = {
     "deepseek-v3.2": "deepseek", "deepseek-v4": "deepseek", "mistral": "mistral",
     "glm-4.5": "family", "glm-4.7": "family", "kimi-k2": "family", "llama3": "family", "minimax-m2": "family",
     **{row.name: "family" for row in __import__("tokenparse.dialects_more", fromlist=["MORE_ROWS"]).MORE_ROWS},
+    **{row.name: "family" for row in __import__("tokenparse.dialects_recent", fromlist=["RECENT_ROWS"]).RECENT_ROWS},
+    # built on a bundled vocabulary: Holo2 is Qwen3-VL's, DeepSeek V4.1 DeepSeek V4's
+    "holo2": "qwen", "deepseek-v4.1": "deepseek",
 }
-#: formats whose tags are ordinary text (or that have none): no tag is one token
+#: formats whose tags are ordinary text (or that have none): no tag is one token (Kimi K3's
+#: tags are its anchor tokens around words, like DSML's)
 TEXT_TAG_PROFILES = ("deepseek-v3.2", "deepseek-v4", "gigachat3", "granite-20b-fc", "phi-4-mini", "olmo3", "gigachat3.5", "pythonic",
-                     "xlam")
+                     "xlam", "kimi-k3")
 SAMPLE = "Grüße aus Zürich: 東京 🌍\n\tdef f(x):  return x**2  # done"
 
 _cache: dict[str, object] = {}

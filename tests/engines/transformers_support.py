@@ -120,9 +120,10 @@ FAMILY_TAGS = (
     "<|tool_call_argument_begin|>", "<|tool_call_end|>",  # Kimi-K2
     "<|python_tag|>",  # Llama 3
     "<minimax:tool_call>", "</minimax:tool_call>",  # MiniMax-M2
-    *sorted({  # the further families (tokenparse.examples_more): their tags that are added tokens
+    *sorted({  # the further and recent families (examples_more, examples_recent): their added-token tags
         literal
-        for example in __import__("tokenparse.examples_more", fromlist=["EXAMPLES"]).EXAMPLES.values()
+        for example in (*__import__("tokenparse.examples_more", fromlist=["EXAMPLES"]).EXAMPLES.values(),
+                        *__import__("tokenparse.examples_recent", fromlist=["RECENT_EXAMPLES"]).RECENT_EXAMPLES.values())
         for literal in example.get("special_ids", {})
         if literal not in example.get("control", ()) and literal not in ("<think>", "</think>", "<tool_call>", "</tool_call>")
     }),
