@@ -250,15 +250,8 @@ class Parser:
         if type(token_ids) is list and self.state is _OPEN and (
                 type(token_ids[0]) is int if len(token_ids) == 1
                 else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # as in feed_runs: a list of plain ints, _consume inlined
-            reported = len(self._log_items)
-            try:
-                self._decode_step(token_ids)
-            except TokenParseError as error:
-                self.state = _ERROR
-                raise error.located(self._position(len(token_ids)))  # noqa: B904  # the same error, now with its position
-            if len(self._log_items) != reported:
-                self._locate_diagnostics(reported, self._position(len(token_ids)))
+            # the usual step, a list of plain ints: no copy, no per-ID check
+            self._decode_located(token_ids)
             return self._take_deltas(token_ids)
         return self._take_deltas(self._consume(token_ids))
 
@@ -269,15 +262,8 @@ class Parser:
         if type(token_ids) is list and self.state is _OPEN and (
                 type(token_ids[0]) is int if len(token_ids) == 1
                 else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # the usual step, a list of plain ints: _consume inlined (one call less per step)
-            reported = len(self._log_items)
-            try:
-                self._decode_step(token_ids)
-            except TokenParseError as error:
-                self.state = _ERROR
-                raise error.located(self._position(len(token_ids)))  # noqa: B904  # the same error, now with its position
-            if len(self._log_items) != reported:
-                self._locate_diagnostics(reported, self._position(len(token_ids)))
+            # the usual step, a list of plain ints: no copy, no per-ID check
+            self._decode_located(token_ids)
             return self._take_runs(token_ids)
         return self._take_runs(self._consume(token_ids))
 
@@ -291,16 +277,23 @@ class Parser:
                 ids = _plain_ints(ids)
         elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
             ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
+        if self._decode_located(ids):
+            ids = _int_ids(ids)
+        return ids
+
+    def _decode_located(self, ids: list[Any]) -> bool:
+        """Decode one step of plain IDs; an error or a new diagnostic gets its token
+        position here. True when the step added diagnostics."""
         reported = len(self._log_items)
         try:
             self._decode_step(ids)
         except TokenParseError as error:
             self.state = _ERROR
             raise error.located(self._position(len(ids)))  # noqa: B904  # the same error, now with its position
-        if len(self._log_items) != reported:
-            self._locate_diagnostics(reported, self._position(len(ids)))
-            ids = _int_ids(ids)
-        return ids
+        if len(self._log_items) == reported:
+            return False
+        self._locate_diagnostics(reported, self._position(len(ids)))
+        return True
 
     def _position(self, step: int) -> int:
         """Token position for a problem a layer found without knowing it: the first token
