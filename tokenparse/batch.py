@@ -33,8 +33,8 @@ from .batch_harmony import harmony_rows
 from .batch_ids import pooled_call_id
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
-from .messages import ChatMessage, ToolCall
-from .messages_fast import chat_message, tool_call
+from .messages import ChatMessage
+from .messages_fast import chat_message, tool_calls
 from .toolset import ToolSet
 
 __all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row", "pooled_call_id"]
@@ -281,17 +281,13 @@ def _pack(result: RowResult) -> tuple:
              m.finish_reason, m.reasoning_tokens, m.completion_tokens), None, diagnostics)
 
 
-def _calls(packed: list[tuple]) -> list[ToolCall]:
-    return [tool_call(i, n, a) for i, n, a in packed]
-
-
 def _unpack(packed: tuple) -> RowResult:
     fields, error, diagnostics = packed
     found = [Diagnostic(*d) for d in diagnostics] if diagnostics else []
     if fields is None:
         return RowResult(None, error, found)
     content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens = fields
-    message = chat_message(content, reasoning, _calls(calls) if calls else [], _calls(builtin) if builtin else [],
+    message = chat_message(content, reasoning, tool_calls(calls) if calls else [], tool_calls(builtin) if builtin else [],
                            finish_reason, reasoning_tokens, completion_tokens)
     return RowResult(message, None, found)
 

@@ -46,74 +46,82 @@ as their values, as ``model.parse`` reads them.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from typing import Any, Callable, Sequence
 
 from .assembly import make_call_id
+from .batch_calls import MAX_HELD_NEWLINES, deepseek_calls, envelope_calls
 from .batch_ids import pooled_call_id, pooled_call_ids
 from .channels.bulk import bulk_decoder
 from .channels.tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL_CLOSE, TOOL_OPEN
-from .json.scanner import DEFAULT_MAX_DEPTH
-from .json.whole import container_end, read_whole
-from .limits import max_held_chars
 from .messages import ChatMessage
-from .messages_fast import chat_message, tool_call
-from .routing.tags import MAX_SEPARATOR_CHARS, BoundTagDialect
+from .messages_fast import chat_message, tool_calls
+from .routing.tags import BoundTagDialect
 from .tools.deepseek import DEEPSEEK_MARKERS, DeepSeekV3Grammar, DeepSeekV31Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar
-from .tools.shared import MAX_NAME_CHARS
 
 __all__ = ["FastPlan", "fast_plan", "fast_row"]
 
 _NEWLINES = "\r\n"
-#: trailing newlines the newline layer holds back (longer runs are text: declined here)
-_MAX_HELD_NEWLINES = 64
-#: whitespace kept between two DeepSeek calls before the row is left to the full parser
-_MAX_BETWEEN_CHARS = 256
-#: kinds of a mark (the first four are tag_tokens' own); a row's shape is a bytes of them
-_CALL_BEGIN, _SEP, _CALL_END, _CONTROL, _ORDINARY = 5, 6, 7, 8, 9
-_MARKER_KINDS = {"call_begin": _CALL_BEGIN, "sep": _SEP, "call_end": _CALL_END}
+_MARKER_ROLES = ("call_begin", "sep", "call_end")
 _ENVELOPES, _DEEPSEEK = "envelopes", "deepseek"
-_R_OPEN, _R_CLOSE = bytes((REASONING_OPEN,)), bytes((REASONING_CLOSE,))
-#: spans decoded as one joined text: more than this many, in rows shorter than that
+#: what a native decode raises for an item that is not a token ID of the table
+_DECODE_ERRORS = (KeyError, OverflowError, TypeError, ValueError)
+#: spans decoded as one text joined by NUL: more than this many, in rows shorter than that
 _JOINED_SPANS, _JOINED_BYTES = 8, 16384
-_CONTROL_MARK, _ORDINARY_MARK = bytes((_CONTROL,)), bytes((_ORDINARY,))
-_BLOCK = bytes((TOOL_OPEN, TOOL_CLOSE))
-_DS_OPEN, _DS_CLOSE, _DS_CALL = bytes((TOOL_OPEN,)), bytes((TOOL_CLOSE,)), bytes((_CALL_BEGIN, _SEP, _CALL_END))
-#: the common spelling of an envelope, up to its arguments object (no escapes in the name)
-_ENVELOPE_HEAD = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"([^"\\\x00-\x1f]*)"'
-                            r'[ \t\n\r]*,[ \t\n\r]*"arguments"[ \t\n\r]*:[ \t\n\r]*(?=\{)')
-_ENVELOPE_TAIL = re.compile(r"[ \t\n\r]*\}[ \t\n\r]*")
+_TEXT = rb"([^\xff]*)"  # the bytes between two marks (FF only ever starts a mark)
+_SKIP = rb"[^\xff]*"
+_NEVER = b"\xff\xff"  # no mark has FF as a code byte: a tag the dialect lacks never matches
 
 
 class FastPlan:
-    """What :func:`fast_row` needs of one bound dialect (built once per batch)."""
+    """What :func:`fast_row` needs of one bound dialect (built once per batch): the native
+    decoder, and the family's row shape as a regex over its output for each start mode.
 
-    __slots__ = ("bound", "family", "decode", "codes", "code_ids", "pieces", "start", "r_open", "r_close",
-                 "name_keys", "args_keys", "quick_envelopes")
+    Groups of a row match: 1 reasoning (``None`` without a reasoning span), 2 content, 3 the
+    text after the tool section's open tag (DeepSeek; ``None`` without a section), 4 the
+    calls' region, 5 the text after the section, 6 the trailing marks (control tokens)."""
+
+    __slots__ = ("bound", "family", "native", "rows", "calls", "control_ids", "ordinary", "pieces", "start",
+                 "r_open", "r_close", "name_keys", "args_keys")
 
     def __init__(self, bound: BoundTagDialect, family: str, bulk: Any) -> None:
         self.bound = bound
         self.family = family
-        self.decode = bulk.decode
-        self.code_ids: dict[bytes, int] = bulk.mark_codes()
-        #: a mark's code bytes -> its kind; a watched ID of no kind here (an anchor) is absent
-        self.codes: dict[bytes, int] = {}
-        for code, token_id in self.code_ids.items():
+        self.native = bulk._decode  # raises on an item that is not a token ID (see _DECODE_ERRORS)
+        marks: dict[Any, bytes] = {}
+        #: code bytes of a control token's mark -> its ID; of an ordinary watched ID -> its ID
+        self.control_ids: dict[bytes, int] = {}
+        self.ordinary: dict[bytes, int] = {}
+        for code, token_id in bulk.mark_codes().items():
             role = bound.role_ids.get(token_id)
             if role is not None:
-                self.codes[code] = _MARKER_KINDS[role[1]] if role[0] == MARKER else role[0]
+                marks[role[1] if role[0] == MARKER else role[0]] = re.escape(b"\xff" + code)
             elif token_id in bound.control_ids:
-                self.codes[code] = _CONTROL
+                self.control_ids[code] = token_id
             elif token_id not in bound.special_ids:
-                self.codes[code] = _ORDINARY  # watched for its type (0, 1) or its piece
+                self.ordinary[code] = token_id  # watched for its type (0, 1) or its piece
+        ro, rc, to, tc = (marks.get(kind, _NEVER) for kind in (REASONING_OPEN, REASONING_CLOSE, TOOL_OPEN, TOOL_CLOSE))
+        if family == _ENVELOPES:
+            tools = rb"()((?:" + to + _SKIP + tc + _SKIP + rb")*)()"
+            self.calls = re.compile(to + _TEXT + tc + _TEXT)
+        else:
+            cb, sep, ce = (marks[role] for role in _MARKER_ROLES)
+            tools = (rb"(?:" + to + _TEXT + rb"((?:" + cb + _SKIP + sep + _SKIP + ce + _SKIP + rb")+)" + tc + _TEXT
+                     + rb")?")
+            self.calls = re.compile(cb + _TEXT + sep + _TEXT + ce + _TEXT)
+        controls = rb"((?:\xff..)*)"
+        self.rows = {
+            CONTENT: re.compile(rb"(?:" + ro + _TEXT + rc + rb")?" + _TEXT + tools + controls, re.S),
+            REASONING: re.compile(_TEXT + rc + _TEXT + tools + controls, re.S),
+        }
         self.pieces = bound.table.pieces
         self.start = bound.start_mode(None)
         r_open, r_close = bound._reasoning_ids
-        self.r_open: int = -1 if r_open is None else r_open  # -1: no reasoning tags (never in a shape)
+        self.r_open: int = -1 if r_open is None else r_open  # -1: no reasoning tags (never matched)
         self.r_close: int = -1 if r_close is None else r_close
         self.name_keys = frozenset(JsonEnvelopeGrammar.name_keys)
         self.args_keys = frozenset(JsonEnvelopeGrammar.args_keys)
-        self.quick_envelopes = "name" in self.name_keys and "arguments" in self.args_keys
 
 
 def fast_plan(dialect: Any) -> FastPlan | None:
@@ -137,8 +145,10 @@ def fast_plan(dialect: Any) -> FastPlan | None:
     wanted = sorted([TOOL_OPEN, TOOL_CLOSE] + markers + ([REASONING_OPEN, REASONING_CLOSE] if dialect.reasoning_open else []))
     if kinds != wanted:  # markers, wrappers, other spellings of a tag: the full parser
         return None
-    if family == _DEEPSEEK and {role for kind, role in dialect.role_ids.values() if kind == MARKER} != set(_MARKER_KINDS):
+    if family == _DEEPSEEK and {role for kind, role in dialect.role_ids.values() if kind == MARKER} != set(_MARKER_ROLES):
         return None
+    if any(piece == b"" for piece in dialect.table.pieces):
+        return None  # an ID that decodes to nothing would hide between two marks
     bulk = bulk_decoder(dialect.table, dialect.special_ids)
     if bulk is None:
         return None
@@ -157,102 +167,97 @@ def fast_row(
     """``model.parse(row)``'s message when the row has the family's plain shape, else ``None``."""
     if type(row) is not list or not row:
         return None
-    data = plan.decode(row)
-    if data is None:
+    try:
+        data = plan.native(row)
+    except _DECODE_ERRORS:
         return None
-    cut = _cut(plan, row, data)
-    if cut is None:
-        return None
-    shape, texts, parts, data = cut
     start = plan.start if prompt is None else plan.bound.start_mode(prompt)
-    # reasoning: k marks of the shape (and texts before the content) belong to it
+    shape = plan.rows.get(start)
+    if shape is None:
+        return None
+    m = shape.fullmatch(data)
+    if m is None:
+        data = _unmarked(plan, row, data)  # ordinary IDs watched for their type: put back
+        if data is None:
+            return None
+        m = shape.fullmatch(data)
+        if m is None:
+            return None
+    reasoning_b, content_b, inside_b, _, after_b, controls = m.groups()
     n = len(row)
-    if start == REASONING:
-        if shape[:1] != _R_CLOSE:
-            return None
-        k = 1
-        reasoning = _trim(texts[0])
-        reasoning_tokens = _index_near(row, plan.r_close, len(parts[0]) * n // len(data)) + 1
-    elif shape[:1] == _R_OPEN:
-        if shape[1:2] != _R_CLOSE or texts[0] or row[0] != plan.r_open:
-            return None
-        k = 2
-        reasoning = _trim(texts[1])
-        reasoning_tokens = _index_near(row, plan.r_close, (len(parts[0]) + 1 + len(parts[1])) * n // len(data)) + 1
-    elif start == CONTENT:
-        k = 0
-        reasoning = ""
+    if controls and not _controls_end(plan, row, controls):
+        return None
+    if reasoning_b is None:
         reasoning_tokens = 0
     else:
-        return None
-    content = _trim(texts[k])
-    if reasoning is None or content is None:
-        return None
-    if plan.family == _ENVELOPES:
-        found = _envelope_calls(plan, shape, texts, k, toolset.names)
-    else:
-        found = _deepseek_calls(shape, texts, k, toolset.names, strict)
-    if found is None:
-        return None
-    calls = []
-    if found:
-        count = len(found)
-        if id_factory is pooled_call_id or id_factory is make_call_id:  # same source, one read
-            ids = pooled_call_ids(count)
-        else:
-            ids = [id_factory() for _ in range(count)]
-        calls = [tool_call(call_id, name, args) for call_id, (name, args) in zip(ids, found)]
-        if finish_reason == "stop":
-            finish_reason = "tool_calls"
-    return chat_message(content or None, reasoning or None, calls, [], finish_reason, reasoning_tokens, n)
-
-
-def _cut(plan: FastPlan, row: list, data: bytes) -> tuple[bytes, list[str], list[bytes], bytes] | None:
-    """(shape, texts, parts, data): the kinds of the row's marks, the text before and after
-    each, the bytes cut at the marks, and the bytes themselves; trailing control tokens are
-    checked and left out. ``None``: not of a shape this path reads."""
-    parts = data.split(b"\xff")
-    rest = parts[1:]
-    try:  # one kind per mark; a watched ID of no kind here raises
-        kinds = bytes(map(plan.codes.__getitem__, [part[:2] for part in rest]))
-    except KeyError:
-        return None
-    shape = kinds.rstrip(_CONTROL_MARK)
-    if len(shape) < len(kinds):  # control tokens (<|im_end|>...) may only end the row
-        controls = len(kinds) - len(shape)
-        tail = row[-controls:]
-        if (_CONTROL_MARK in shape or len(b"".join(rest[-controls:])) != 2 * controls  # text after one
-                or tail != [plan.code_ids[part[:2]] for part in rest[-controls:]]  # an ID that decodes to nothing
-                or bool in map(type, tail)):
+        if start == CONTENT and row[0] != plan.r_open:
             return None
-        rest = rest[: len(shape)]
-    if _ORDINARY_MARK in shape:
-        unmarked = _unmarked(plan, row, parts)
-        return None if unmarked is None else _cut(plan, row, unmarked)
-    spans = [parts[0]]
-    spans += [part[2:] for part in rest]
+        # </think> is the row's only token of its ID; its byte offset scaled to tokens
+        # says where to look (<think> is at 0, or the prompt opened the span)
+        reasoning_tokens = _index_near(row, plan.r_close, m.end(1) * n // len(data)) + 1
+    found = plan.calls.findall(data, m.start(4), m.end(4)) if m.start(4) < m.end(4) else []
+    spans = [reasoning_b or b"", content_b]
+    section = plan.family == _DEEPSEEK and inside_b is not None
+    if section:
+        spans.append(inside_b)
+    spans += chain.from_iterable(found)
+    if section:
+        spans.append(after_b)
     try:
         if len(spans) > _JOINED_SPANS and len(data) < _JOINED_BYTES:
             # many short spans: one decode of them joined by NUL (which cannot complete a
             # character that a mark cut), unless NUL is in the text itself
             joined = b"\x00".join(spans)
-            if joined.count(b"\x00") == len(rest):
-                texts = joined.decode().split("\x00")
-            else:
-                texts = [span.decode() for span in spans]
+            texts = (joined.decode().split("\x00") if joined.count(b"\x00") == len(spans) - 1
+                     else [span.decode() for span in spans])
         else:
             texts = [span.decode() for span in spans]
     except UnicodeDecodeError:
         return None
-    return shape, texts, parts, data
+    reasoning = _trim(texts[0]) if reasoning_b is not None else ""
+    content = _trim(texts[1])
+    if reasoning is None or content is None:
+        return None
+    if section:
+        read = deepseek_calls(texts, 2, toolset.names, strict)
+    elif found and plan.family == _ENVELOPES:
+        read = envelope_calls(texts, 2, toolset.names, plan.name_keys, plan.args_keys)
+    else:
+        read = []
+    if read is None:
+        return None
+    calls = []
+    if read:
+        count = len(read)
+        if id_factory is pooled_call_id or id_factory is make_call_id:  # same source, one read
+            ids = pooled_call_ids(count)
+        else:
+            ids = [id_factory() for _ in range(count)]
+        calls = tool_calls([(call_id, name, args) for call_id, (name, args) in zip(ids, read)])
+        if finish_reason == "stop":
+            finish_reason = "tool_calls"
+    return chat_message(content or None, reasoning or None, calls, [], finish_reason, reasoning_tokens, n)
 
 
-def _unmarked(plan: FastPlan, row: list, parts: list[bytes]) -> bytes | None:
+def _controls_end(plan: FastPlan, row: list, controls: bytes) -> bool:
+    """The trailing marks are control tokens, the row's last IDs, and none is a boolean."""
+    get = plan.control_ids.get
+    if len(controls) == 3:  # the usual end: one <|im_end|>
+        last = row[-1]
+        return last == get(controls[1:]) and type(last) is not bool
+    tail = row[-(len(controls) // 3):]
+    return tail == [get(controls[i + 1 : i + 3]) for i in range(0, len(controls), 3)] and bool not in map(type, tail)
+
+
+def _unmarked(plan: FastPlan, row: list, data: bytes) -> bytes | None:
     """The row's bytes with each ordinary watched ID's mark replaced by its piece, once a
-    0 or 1 among them is known to be an int (``True == 1``: a boolean is not an ID)."""
-    data = b"\xff".join(parts)
-    for code in {part[:2] for part in parts[1:] if plan.codes.get(part[:2]) == _ORDINARY}:
-        token_id = plan.code_ids[code]
+    0 or 1 among them is known to be an int (``True == 1``: a boolean is not an ID);
+    ``None`` when there is none (the row is not of the shape) or it cannot be put back."""
+    present = {code for code in re.findall(rb"\xff(..)", data, re.S) if code in plan.ordinary}
+    if not present:
+        return None
+    for code in present:
+        token_id = plan.ordinary[code]
         piece = plan.pieces[token_id]
         if not piece or b"\xff" in piece:
             return None  # a raw byte that is not UTF-8, or nothing to put back
@@ -268,8 +273,8 @@ def _unmarked(plan: FastPlan, row: list, parts: list[bytes]) -> bytes | None:
 
 
 def _index_near(row: list, token_id: int, guess: int) -> int:
-    """Position of the row's one ``token_id``: a scan of a window around ``guess`` (its byte
-    offset scaled to tokens), the whole row when it lies outside."""
+    """Position of the row's one ``token_id``: a scan of a window around ``guess``, the
+    whole row when it lies outside."""
     width = (len(row) >> 4) + 8
     try:
         return row.index(token_id, guess - width if guess > width else 0, guess + width)
@@ -280,105 +285,10 @@ def _index_near(row: list, token_id: int, guess: int) -> int:
 def _trim(text: str) -> str | None:
     """The newline layer's view of one run that starts after a switch: leading newlines go,
     trailing ones are held and then dropped (``None``: a held run too long, declined)."""
+    if not text or (text[0] not in _NEWLINES and text[-1] not in _NEWLINES):
+        return text
     body = text.strip(_NEWLINES)
     # a trailing run longer than the bound: the last bound + 1 characters are all newlines
-    if body and len(text) > _MAX_HELD_NEWLINES and not text[-_MAX_HELD_NEWLINES - 1:].strip(_NEWLINES):
+    if body and len(text) > MAX_HELD_NEWLINES and not text[-MAX_HELD_NEWLINES - 1:].strip(_NEWLINES):
         return None
     return body
-
-
-def _after_last(text: str) -> bool:
-    """Only newlines the newline layer drops may follow the last call."""
-    return not text or (not text.strip(_NEWLINES) and len(text) <= _MAX_HELD_NEWLINES)
-
-
-# -- JSON envelopes ----------------------------------------------------------------------------
-
-
-def _envelope_calls(plan: FastPlan, shape: bytes, texts: list[str], k: int,
-                    names: frozenset[str] | None) -> list[tuple[str, str]] | None:
-    count = (len(shape) - k) >> 1
-    if shape[k:] != _BLOCK * count:
-        return None
-    found = []
-    for c in range(count):
-        call = _envelope(plan, texts[k + 1 + 2 * c], names)
-        if call is None:
-            return None
-        found.append(call)
-        after = texts[k + 2 + 2 * c]
-        if c + 1 < count:
-            if after and (not after.isspace() or len(after) > MAX_SEPARATOR_CHARS):
-                return None  # whitespace between two blocks is dropped; anything else is text
-        elif not _after_last(after):
-            return None
-    return found
-
-
-def _envelope(plan: FastPlan, text: str, names: frozenset[str] | None) -> tuple[str, str] | None:
-    """(name, arguments) of a block holding one clean envelope, else ``None``."""
-    m = _ENVELOPE_HEAD.match(text) if plan.quick_envelopes and len(text) <= max_held_chars() else None
-    if m is not None:
-        start = m.end()
-        end = container_end(text, start, False, DEFAULT_MAX_DEPTH)
-        if end < 0:
-            return None
-        tail = _ENVELOPE_TAIL.match(text, end)
-        if tail is not None and tail.end() == len(text):
-            name = m.group(1)
-            if not name.strip() or (names is not None and name not in names):
-                return None
-            return name, text[start:end]
-    return _envelope_read_whole(plan, text, names)  # another spelling: read as the grammar reads it
-
-
-def _envelope_read_whole(plan: FastPlan, text: str, names: frozenset[str] | None) -> tuple[str, str] | None:
-    stripped = text.lstrip(" \t\n\r")
-    if not stripped.startswith("{"):
-        return None
-    i = len(text) - len(stripped)
-    whole = read_whole(text, i, plan.name_keys, plan.args_keys, True, False, max_held_chars(), DEFAULT_MAX_DEPTH)
-    if whole is None:
-        return None
-    calls, end = whole
-    if len(calls) != 1 or (end < len(text) and not text[end:].isspace()):
-        return None
-    name, args, ignored = calls[0]
-    if ignored or not name.strip() or (names is not None and name not in names) or not args.strip():
-        return None
-    return name, args
-
-
-# -- DeepSeek ----------------------------------------------------------------------------------
-
-
-def _deepseek_calls(shape: bytes, texts: list[str], k: int, names: frozenset[str] | None,
-                    strict: bool) -> list[tuple[str, str]] | None:
-    if len(shape) == k:
-        return []  # no tool section
-    count = (len(shape) - k - 2) // 3
-    if count < 1 or shape[k:] != _DS_OPEN + _DS_CALL * count + _DS_CLOSE:
-        return None
-    between = texts[k + 1]  # text in the section outside the calls: whitespace only
-    if between and (not between.isspace() or len(between) > _MAX_BETWEEN_CHARS):
-        return None
-    held = len(between)
-    found = []
-    for c in range(count):
-        head, body, between = texts[k + 2 + 3 * c], texts[k + 3 + 3 * c], texts[k + 4 + 3 * c]
-        if len(head) > MAX_NAME_CHARS or (between and (not between.isspace() or len(between) > _MAX_BETWEEN_CHARS)):
-            return None
-        held += len(between)
-        name = head.strip()
-        if not name or (names is not None and name not in names):
-            return None
-        i = len(body) - len(body.lstrip())
-        if body[i : i + 1] != "{":
-            return None  # an array, or the R1 form (a type before the separator)
-        end = container_end(body, i, strict, DEFAULT_MAX_DEPTH)
-        if end < 0 or (end < len(body) and not body[end:].isspace()):
-            return None
-        found.append((name, body[i:end]))
-    if held > max_held_chars() or not _after_last(texts[k + 2 + 3 * count]):
-        return None
-    return found
