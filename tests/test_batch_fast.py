@@ -294,3 +294,20 @@ def test_deepseek_prompt_start_mode_and_parse_batch():
         expected = model.parse(r, tools=TOOLS, prompt_token_ids=p)
         assert message.model_dump(exclude={"tool_calls"}) == expected.model_dump(exclude={"tool_calls"})
         assert [c.function for c in message.tool_calls] == [c.function for c in expected.tool_calls]
+
+
+def test_pool_results_are_the_same_objects():
+    """Pool results cross the process boundary as tuples and are rebuilt in the parent:
+    the same messages, fields set included (call ids are drawn per process)."""
+    model = tokenparse.load("qwen3")
+    weather = [("get_weather", {"location": "Paris", "days": 3}), ("add", {"x": 1})]
+    rows = [qwen_row(model, calls=weather), qwen_row(model), qwen_row(model, raw_blocks=['{"name": "nope"}'])] * 4
+    single = model.parse_batch(rows, tools=TOOLS)
+    pooled = model.parse_batch(rows, tools=TOOLS, workers=2)
+    for a, b in zip(single, pooled, strict=True):
+        assert a.model_dump(exclude={"tool_calls"}) == b.model_dump(exclude={"tool_calls"})
+        assert a.model_fields_set == b.model_fields_set
+        assert [c.function for c in a.tool_calls] == [c.function for c in b.tool_calls]
+        assert [(c.model_fields_set, c.function.model_fields_set) for c in a.tool_calls] == [
+            (c.model_fields_set, c.function.model_fields_set) for c in b.tool_calls]
+        assert len({c.id for c in b.tool_calls}) == len(b.tool_calls)

@@ -8,14 +8,14 @@ Two families are served, each in its plain shape::
                                  W <｜tool▁calls▁end｜> [controls]
 
 How a row is read, in C-level passes: one native decode with every tag, control token and
-watched ID marked (:mod:`tokenparse.channels.bulk`); one ``bytes.split`` at the marks; one
-strict UTF-8 decode of all the spans joined by NUL (a character cut by a tag fails it, as
-it fails the per-span decode); the row's shape as a ``bytes`` of mark kinds compared with
-the family's; the ``</think>`` position by one ``list.index`` in a window around where its
-byte offset puts it (the whole row when it is not there); each call's arguments by the C
-JSON scanner (:func:`~tokenparse.json.whole.container_end`), sliced from the text exactly
-as the full parser emits them. Call ids are drawn, and the pydantic objects built without
-a validation pass (:mod:`tokenparse.messages_fast`), only once the row is taken.
+watched ID marked (:mod:`tokenparse.channels.bulk`); one regex ``fullmatch`` of the family's
+row shape over those bytes (the marks of its tags spelled out, text as "no ``FF``"), which
+cuts reasoning, content and the tool region; one ``findall`` of the calls in that region;
+one strict UTF-8 decode per span (a character cut by a tag fails it); the ``</think>``
+position by one ``list.index`` in a window around where its byte offset puts it (the whole
+row when it is not there); each call by :mod:`tokenparse.batch_calls` (the C JSON scanner,
+arguments sliced from the text exactly as the grammar emits them). Call ids are drawn and
+the pydantic objects made (:mod:`tokenparse.messages_fast`) only once the row is taken.
 
 It answers only when the full parser would report nothing and returns ``None`` otherwise;
 the row then goes through the full parser, so the result is ``model.parse``'s by
@@ -37,15 +37,17 @@ What the full parser does to such a row, and so what this module reproduces:
 * ``reasoning_tokens`` spans ``<think>`` to ``</think>`` inclusive (from the first token
   when the prompt left the model in reasoning); control tokens may only end the row.
 
-Declined: text before ``<think>``, a reasoning span left open, any other tag or marker, a
-boolean among the IDs (a watched 0 or 1 is checked for its type), a span that is not
-valid UTF-8, text-spelled tags acting as tags, and every dialect whose declaration differs
-from the family's (grammar class, markers, wrappers, anchors...). NumPy integers are read
-as their values, as ``model.parse`` reads them.
+Declined: text before ``<think>``, a reasoning span left open, any other tag, marker or
+control token out of place, a boolean among the IDs (a watched 0 or 1 is checked for its
+type), a span that is not valid UTF-8, and every dialect whose declaration differs from the
+family's (grammar class, markers, wrappers, anchors...). Tags written with ordinary tokens
+are text here as in the full parser; NumPy integers are read as their values, as
+``model.parse`` reads them.
 """
 from __future__ import annotations
 
 import re
+import weakref
 from itertools import chain
 from typing import Any, Callable, Sequence
 
@@ -124,10 +126,21 @@ class FastPlan:
         self.args_keys = frozenset(JsonEnvelopeGrammar.args_keys)
 
 
+#: one plan (or ``None``) per bound dialect: the checks below read the whole table
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def fast_plan(dialect: Any) -> FastPlan | None:
-    """The plan of a dialect this path serves, else ``None``."""
+    """The plan of a dialect this path serves (built once per bound dialect), else ``None``."""
     if type(dialect) is not BoundTagDialect:
         return None
+    if dialect in _plans:
+        return _plans[dialect]
+    plan = _plans[dialect] = _new_plan(dialect)
+    return plan
+
+
+def _new_plan(dialect: BoundTagDialect) -> FastPlan | None:
     declared = dialect.dialect
     if dialect.grammar is JsonEnvelopeGrammar:
         family = _ENVELOPES
