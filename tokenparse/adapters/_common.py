@@ -265,6 +265,12 @@ class BlockRouter:
         self.open_key: tuple[str, int] | None = None
         self._started_calls: set[tuple[str, int]] = set()
 
+    def start_call(self, key: tuple[str, int]) -> None:
+        """A call's first fragment (what :meth:`needs_new_block` checks for it)."""
+        if key in self._started_calls:
+            raise DeltaContractError(f"{key[0]} index {key[1]} started twice")
+        self._started_calls.add(key)
+
     def needs_new_block(self, part: Part) -> bool:
         if not part.is_call:
             return part.key != self.open_key

@@ -240,7 +240,7 @@ class ChatCompletionStream(AdapterStream):
             frame = self._call_frame = Frame(self._chunk({"tool_calls": [marked]}).to_sse(),
                                              [str_slot(0), str_slot(1), str_slot(2), int_slot(0)])
         self._tool_call_payload(Part("tool_call", arguments, index, call_id, name))
-        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), str(index)))
+        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), index))
 
     def _make_wire(self) -> tuple[str, ...]:
         """The fixed pieces of a text or argument chunk's SSE frame (see :meth:`step_sse`);
@@ -274,6 +274,10 @@ class ChatCompletionStream(AdapterStream):
             chunks.append(self._envelope([], usage=self._usage))
         self.state = self.FINISHED
         return chunks
+
+    def finish_sse(self, message: ChatMessage) -> str:
+        """The SSE text of :meth:`finish` (two chunks at most: the object path's)."""
+        return render_sse(self.finish(message))
 
     def completion(self) -> dict[str, Any]:
         """The non-streaming ``ChatCompletion`` the emitted chunks add up to (after finish)."""
