@@ -247,3 +247,27 @@ def test_finish_sse_builds_the_final_object_only_when_asked(harmony_encoding):
         first = _final(stream)
         first["id"] = "changed"
         assert _final(stream)["id"] != "changed"
+
+
+def test_new_ids_are_unique_and_not_shared_with_a_forked_child():
+    """Ids come from a pool of ``os.urandom`` digits: 24 hex digits each, none repeated, and
+    a child forked with a half-used pool draws fresh digits instead of the parent's next."""
+    import os
+    import re
+
+    from tokenparse.adapters._common import new_id
+
+    ids = [new_id("msg_") for _ in range(1000)]
+    assert len(set(ids)) == 1000 and all(re.fullmatch(r"msg_[0-9a-f]{24}", i) for i in ids)
+    new_id("x")  # the pool is partly used now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: write its next ids and leave at once
+        os.write(write, " ".join(new_id("") for _ in range(5)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 4096).decode().split()
+    os.close(read)
+    parent = [new_id("") for _ in range(5)]
+    assert len(child) == 5 and not set(child) & set(parent)
