@@ -27,7 +27,7 @@ from test_properties_registry import EXAMPLES, INVALID_ITEMS, PROFILES, inputs, 
 from test_snapshot import examples  # noqa: F401  (the fixture)
 
 import tokenparse
-import tokenparse.channels.tags as tags_module
+import tokenparse.channels.tag_input as tags_module
 import tokenparse.json.envelope as envelope_module
 import tokenparse.tools.json_envelope as grammar_module
 import tokenparse.tools.shared as shared_module

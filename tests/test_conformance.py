@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy as np
 import pytest
 
 import tokenparse
@@ -274,6 +275,36 @@ def test_worked_example_strict_mode_is_clean(d):
     message = d.model.parse(d.ids(d.ex.text), tools=WEATHER_TOOLS, strict=True)
     assert [(c.function.name, c.function.arguments) for c in message.tool_calls] == list(d.ex.calls)
     assert run(d.model, [d.ids(d.ex.text)], WEATHER_TOOLS).diagnostics == []
+
+
+@pytest.mark.parametrize("name", EVERY)
+@pytest.mark.parametrize("bad", [True, 2.5, "np.int64"])
+def test_an_item_that_is_no_token_id_reads_alike_in_parse_batch_and_segments(d, bad):
+    """A bool (an int to Python, never a token ID) or a float inside a list row is an
+    invalid ID for every entry point, and a NumPy integer an ordinary one: parse_batch's
+    whole-row paths and Model.segments read the row exactly as parse does."""
+    ids = d.ids(d.ex.text)
+    for k in (1, len(ids) // 2, len(ids) - 1):
+        item = np.int64(ids[k]) if bad == "np.int64" else bad
+        row = ids[:k] + [item] + ids[k + 1:]
+        expected = d.model.parse(row, tools=WEATHER_TOOLS)
+        [batched] = d.model.parse_batch([row], tools=WEATHER_TOOLS)
+        assert without_call_ids(batched) == without_call_ids(expected)
+        # segments: as if the item were no number at all (or, a NumPy integer, the plain int)
+        reference = ids[:k] + [ids[k] if bad == "np.int64" else object()] + ids[k + 1:]
+        assert texts_of(d.model.segments(row)) == texts_of(d.model.segments(reference))
+        assert expected.completion_tokens == len(row) - (bad == 2.5)
+
+
+def texts_of(segments) -> list:
+    return [(s.channel, s.recipient, s.text) for s in segments]
+
+
+def without_call_ids(message) -> dict:
+    dump = message.model_dump()
+    for call in dump["tool_calls"] + dump["builtin_tool_calls"]:
+        call.pop("id")
+    return dump
 
 
 def test_example_type_is_data():

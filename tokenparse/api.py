@@ -10,6 +10,10 @@ from .core import BoundDialect, DiagnosticLog, ParseObserver
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
+from .token_ids import as_id_list as _as_id_list
+from .token_ids import int_ids as _int_ids
+from .token_ids import plain_id_list
+from .token_ids import plain_ints as _plain_ints
 from .tokenizers.table import TokenTable
 from .toolset import ToolSet
 
@@ -145,7 +149,7 @@ class Model:
         self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
     ) -> list[Segment]:
         """The lower layer: one :class:`Segment` per message (Harmony) or block (tag dialects)."""
-        ids = _as_id_list(token_ids)
+        ids = plain_id_list(token_ids)  # a bool is an invalid ID here too, as in feed()
         collector = SegmentCollector(ids)
         # segments show tags' added tokens as their literals, also inside tool blocks
         collector.tool_untranslate = getattr(self.dialect, "untranslate", None)
@@ -389,62 +393,3 @@ class Parser:
             reader.finish()
             entry[2] = True
         return reader
-
-
-
-
-class InvalidItem:
-    """A fed item that is an int to Python but no token ID (``True``/``False``): wrapped so
-    that every decoder, on every path, reports it as an invalid ID (a bool would otherwise
-    index the byte table like 0 or 1 on some paths)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-    def __repr__(self) -> str:
-        return repr(self.value)
-
-    __hash__ = None  # type: ignore[assignment]  # never equal to, or looked up as, an ID
-
-
-def _plain_ints(ids: list[Any]) -> list[Any]:
-    """Int-like values (numpy integers) as plain ints, bools wrapped as invalid items;
-    anything else is left for the decoder to report as an invalid ID."""
-    return [t if type(t) is int else InvalidItem(t) if isinstance(t, bool) else t.__index__() if _int_like(t) else t
-            for t in ids]
-
-
-def _int_ids(ids: list[Any]) -> list[int]:
-    """The IDs for ``DeltaMessage.token_ids`` after the decoder reported an invalid one:
-    every integer fed, as a plain int (a bool as 0 or 1); entries that are not integers
-    at all are left out (``token_ids`` is a list of ints)."""
-    if all(type(t) is int for t in ids):
-        return ids
-    out = []
-    for t in ids:
-        if type(t) is int:
-            out.append(t)
-        elif type(t) is InvalidItem:
-            out.append(int(t.value))
-        elif isinstance(t, int) or _int_like(t):
-            out.append(int(t))
-    return out
-
-
-def _int_like(value: Any) -> bool:
-    return type(value) is not int and not isinstance(value, (bool, float, str, bytes)) and hasattr(value, "__index__")
-
-
-def _as_id_list(token_ids: Any) -> list[int]:
-    if isinstance(token_ids, list):
-        return token_ids
-    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__len__"):
-        if isinstance(token_ids, int):
-            raise TypeError("feed() takes a sequence of token IDs, not a single int; wrap it: feed([token_id])")
-        raise TypeError(f"token IDs must be a sequence of ints, got {type(token_ids).__name__}")
-    tolist = getattr(token_ids, "tolist", None)  # numpy / torch arrays
-    if tolist is not None:
-        return tolist()
-    return list(token_ids)

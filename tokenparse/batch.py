@@ -34,6 +34,7 @@ from .batch_ids import pooled_call_id
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage, FunctionCall, ToolCall
+from .token_ids import int_ids, plain_id_list
 from .toolset import ToolSet
 
 __all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row", "pooled_call_id"]
@@ -215,8 +216,7 @@ def _decode_chunk(
                     continue
         log = DiagnosticLog(strict)
         try:
-            if type(row) is not list:
-                row = _checked_row(row)
+            row = plain_id_list(row if type(row) is list else _checked_row(row))  # a bool is an invalid ID, as in parse
             toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
             prompt = prompt_rows[i] if prompt_rows is not None else None
             if prompt is not None and type(prompt) is not list:
@@ -226,7 +226,8 @@ def _decode_chunk(
             decoder.feed(row)
             decoder.finish()
             assembler.finish()
-            assembler.consumed_tokens = len(row)  # what the per-step path counts in take()
+            # what the per-step path counts in take(): every integer fed
+            assembler.consumed_tokens = len(row) if not log.items else len(int_ids(row))
             message = assembler.message(finish_reason)
         except ROW_ERRORS as error:
             try:

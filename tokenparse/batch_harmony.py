@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 import weakref
+from operator import countOf as _count_of
 from operator import itemgetter as _itemgetter
 from typing import Any, Callable
 
@@ -117,6 +118,8 @@ class HarmonyRows:
                 data = self._marked[row[0]] if row else b""
         except (TypeError, IndexError):
             return None
+        if _count_of(map(type, row), int) != len(row):
+            return None  # a bool indexes the table like 0 or 1: the full parser reports it
         in_header, own = self._start_in_header, data
         if prompt:
             opened = self._prompt_start(prompt)

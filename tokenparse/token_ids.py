@@ -1,0 +1,80 @@
+"""What decoders are fed: token IDs as plain ints, whatever the caller passed.
+
+Every entry point (``Parser.feed``, ``Model.segments``, ``parse_batch``'s rows) passes its
+items through :func:`plain_id_list`, so a decoder may index its byte table with any item
+that is an ``int``: NumPy / torch integers become plain ints, a bool (an ``int`` to Python,
+never a token ID) becomes an :class:`InvalidItem`, and anything else (floats, strings,
+``None``) is left for the decoder to report as an invalid ID at its position. A step of
+plain ints costs one C-level pass over the types and no copy.
+"""
+from __future__ import annotations
+
+from operator import countOf
+from typing import Any
+
+__all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints"]
+
+
+class InvalidItem:
+    """A fed item that is an int to Python but no token ID (``True``/``False``): wrapped so
+    that every decoder, on every path, reports it as an invalid ID (a bool would otherwise
+    index the byte table like 0 or 1 on some paths)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    __hash__ = None  # type: ignore[assignment]  # never equal to, or looked up as, an ID
+
+
+def plain_ints(ids: list[Any]) -> list[Any]:
+    """Int-like values (numpy integers) as plain ints, bools wrapped as invalid items;
+    anything else is left for the decoder to report as an invalid ID."""
+    return [t if type(t) is int else InvalidItem(t) if isinstance(t, bool) else t.__index__() if int_like(t) else t
+            for t in ids]
+
+
+def int_ids(ids: list[Any]) -> list[int]:
+    """The IDs for ``DeltaMessage.token_ids`` after the decoder reported an invalid one:
+    every integer fed, as a plain int (a bool as 0 or 1); entries that are not integers
+    at all are left out (``token_ids`` is a list of ints)."""
+    if all(type(t) is int for t in ids):
+        return ids
+    out = []
+    for t in ids:
+        if type(t) is int:
+            out.append(t)
+        elif type(t) is InvalidItem:
+            out.append(int(t.value))
+        elif isinstance(t, int) or int_like(t):
+            out.append(int(t))
+    return out
+
+
+def int_like(value: Any) -> bool:
+    return type(value) is not int and not isinstance(value, (bool, float, str, bytes)) and hasattr(value, "__index__")
+
+
+def as_id_list(token_ids: Any) -> list[int]:
+    if isinstance(token_ids, list):
+        return token_ids
+    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__len__"):
+        if isinstance(token_ids, int):
+            raise TypeError("feed() takes a sequence of token IDs, not a single int; wrap it: feed([token_id])")
+        raise TypeError(f"token IDs must be a sequence of ints, got {type(token_ids).__name__}")
+    tolist = getattr(token_ids, "tolist", None)  # numpy / torch arrays
+    if tolist is not None:
+        return tolist()
+    return list(token_ids)
+
+
+def plain_id_list(token_ids: Any) -> list[Any]:
+    """``token_ids`` as a list a decoder can take (see the module docstring)."""
+    ids = as_id_list(token_ids)
+    if countOf(map(type, ids), int) != len(ids):
+        ids = plain_ints(ids)
+    return ids
