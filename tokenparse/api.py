@@ -232,9 +232,8 @@ class Parser:
         if observer is not None:
             observer.attach(self._decoder, self._log)
         self._decode_step = self._decoder.feed  # bound once: called for every engine step
-        # bound once: feed() hands the step's IDs to take (deltas), feed_runs() to take_runs
-        self._take_deltas = self._assembler.take
-        self._take_runs = self._assembler.take_runs
+        # a decoder's step of body text alone, when it has one (Harmony): see feed
+        self._feed_body = getattr(self._decoder, "feed_body", None) if observer is None else None
         self.state = _OPEN
         self._finish_reason: str | None = None
         # lazily created JSON readers: key -> [reader, fragments fed, finished]
@@ -254,10 +253,12 @@ class Parser:
         if type(token_ids) is list and self.state is _OPEN and (
                 type(token_ids[0]) is int if len(token_ids) == 1
                 else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # the usual step, a list of plain ints: no copy, no per-ID check
-            self._decode_located(token_ids)
-            return self._take_deltas(token_ids)
-        return self._take_deltas(self._consume(token_ids))
+            # the usual step, a list of plain ints: no copy, no per-ID check; a body step
+            # (the decoder's feed_body) reports nothing, so there is nothing to locate
+            if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
+                self._decode_located(token_ids)
+            return self._assembler.take(token_ids)
+        return self._assembler.take(self._consume(token_ids))
 
     def feed_runs(self, token_ids: Sequence[int]) -> list[Run]:
         """:meth:`feed` without the pydantic objects: the same deltas as plain
@@ -266,10 +267,10 @@ class Parser:
         if type(token_ids) is list and self.state is _OPEN and (
                 type(token_ids[0]) is int if len(token_ids) == 1
                 else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # the usual step, a list of plain ints: no copy, no per-ID check
-            self._decode_located(token_ids)
-            return self._take_runs(token_ids)
-        return self._take_runs(self._consume(token_ids))
+            if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
+                self._decode_located(token_ids)  # (see feed)
+            return self._assembler.take_runs(token_ids)
+        return self._assembler.take_runs(self._consume(token_ids))
 
     def _consume(self, token_ids: Sequence[int]) -> list[Any]:
         """Decode one step; the step's IDs as the deltas carry them (plain ints)."""

@@ -329,6 +329,7 @@ _TEXT_FIELD = (None, "content", "reasoning")
 _new_object = object.__new__
 _set_attribute = object.__setattr__
 # the model's slots, set through their descriptors (one C call each, no attribute lookup)
+_set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
@@ -339,7 +340,7 @@ def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -
     are valid by construction (a str and the parser's list of ints); a step's delta is the
     single most frequent object the parser makes. Checked against the validator at import."""
     delta = _new_object(DeltaMessage)
-    _set_attribute(delta, "__dict__", {
+    _set_dict(delta, {
         "content": text if kind == _CONTENT else None,
         "reasoning": text if kind == _REASONING else None,
         "tool_calls": [],

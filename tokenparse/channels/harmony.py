@@ -167,18 +167,8 @@ class HarmonyDecoder:
                     self._hdr_tokens += 1
                     self.pos += 1
                     return
-        elif not token_ids:
+        elif not token_ids or self.feed_body(token_ids):
             return
-        elif self.state is CONTENT:
-            # The path almost every engine step takes: ordinary tokens inside a body, one
-            # join and one decode; a None piece (see above) raises TypeError, a non-int
-            # TypeError or IndexError: all of those take the general path below.
-            # itemgetter looks all of them up in one C call (cheaper than map over the
-            # table's __getitem__); it indexes exactly like the table does.
-            try:
-                data = b"".join(_itemgetter(*token_ids)(self._pieces))  # a None piece raises TypeError: the slow path
-            except (TypeError, IndexError):
-                pass
         if data is not None and self.state is CONTENT:
             self.pos += len(token_ids)
             if self._utf8.held:
@@ -221,6 +211,32 @@ class HarmonyDecoder:
             k += 1
         if start < len(token_ids):
             self._ordinary_run(token_ids[start:])
+
+    def feed_body(self, token_ids: Sequence[int]) -> bool:
+        """The step almost every engine step is: two or more ordinary tokens inside a body,
+        one lookup, one join, one decode, one ``text`` call; True. False: nothing consumed
+        (another state, a structural or invalid ID, a non-int). It never reports, so a
+        caller may skip locating diagnostics (``api.Parser.feed``)."""
+        if self.state is not CONTENT:
+            return False
+        # itemgetter looks all of them up in one C call (cheaper than map over the table's
+        # __getitem__) and indexes exactly like the table; a None piece (see feed) raises
+        # TypeError in the join, a non-int TypeError or IndexError, one ID a TypeError too
+        try:
+            data = b"".join(_itemgetter(*token_ids)(self._pieces))
+        except (TypeError, IndexError):
+            return False
+        self.pos += len(token_ids)
+        if self._utf8.held:
+            text = self._decode(data)
+        else:
+            try:
+                text = data.decode()  # whole characters: Utf8Stream's own fast path
+            except UnicodeDecodeError:
+                text = self._decode(data)
+        if text:
+            self._sink.text(text)
+        return True
 
     def _boundary(self, token_ids: Sequence[int], cuts: list[int], k: int) -> int:
         """From the terminator (in a body) or ``<|start|>`` (between messages) at
