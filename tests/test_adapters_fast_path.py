@@ -271,3 +271,15 @@ def test_new_ids_are_unique_and_not_shared_with_a_forked_child():
     os.close(read)
     parent = [new_id("") for _ in range(5)]
     assert len(child) == 5 and not set(child) & set(parent)
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts=st.lists(st.text(alphabet=st.sampled_from(['"', "\\", "a", "\n", "\x00", "\x1f", "é", "東", "🚀", "\u2028"]),
+                              max_size=6), max_size=8))
+def test_joined_json_strings_are_the_joined_text_escaped(texts):
+    """The Responses close events join the escaped pieces their deltas sent: the same JSON
+    text as escaping the item's whole text, whatever quotes and backslashes meet at the
+    joins (empty pieces included)."""
+    from tokenparse.adapters._common import join_json_strings, json_string
+
+    assert join_json_strings([json_string(t) for t in texts]) == json_string("".join(texts))

@@ -37,6 +37,7 @@ __all__ = [
     "AdapterStream",
     "replay",
     "json_string",
+    "join_json_strings",
     "as_run",
     "parts_of_run",
     "render_sse",
@@ -79,6 +80,19 @@ def to_json(value: Any) -> str:
 #: same C escape ``json.dumps(..., ensure_ascii=False)`` calls); the wire fast paths call it
 #: once per event, on the only part of the event that changes.
 json_string = encode_basestring
+
+
+def join_json_strings(pieces: list[str]) -> str:
+    """The JSON text of the concatenation of strings whose JSON texts are ``pieces`` (each
+    as :func:`json_string` wrote it): ``json_string("".join(texts))`` without escaping the
+    texts again. The escape works character by character, so the joined inner parts are the
+    answer once the quotes between pieces are gone; inside a JSON string a raw ``"`` only
+    follows a backslash, so every run of quotes in the joined inner text is the boundary
+    quotes (an even number) after at most one escaped quote, and removing quote pairs
+    leaves exactly that escaped quote."""
+    if len(pieces) == 1:
+        return pieces[0]
+    return '"' + "".join(pieces)[1:-1].replace('""', "") + '"' if pieces else '""'
 
 
 def json_copy(value: Any) -> Any:

@@ -67,6 +67,9 @@ class OpenItem:
     status: str = "in_progress"
     #: the JSON text of the closed item's body, when the wire fast path rendered it
     body_json: str | None = None
+    #: the JSON text of each piece of ``text`` the wire fast path escaped (complete when
+    #: as long as ``text``: the close events then join these instead of escaping again)
+    escaped: list[str] | None = None
 
 
 def responses_usage(message: ChatMessage, prompt_tokens: int) -> dict[str, Any]:

@@ -6,16 +6,17 @@ string escape between fixed pieces of the item's delta event (``_hot_wire``). It
 the three kinds a model writes most (``message``, ``reasoning``, ``function_call``) open
 and close from frames (:mod:`._frames`) rendered once per process by the object path:
 the open frame carries ``output_item.added`` (and ``content_part.added``) with the first
-delta, the close frame the done events, whose repeated item text is escaped once; the
-closed item's body is filled once and kept, so ``response.completed`` joins the bodies
-instead of rendering the whole output again, and the final ``Response`` object is only
-built if :meth:`~ResponsesStream.response` asks for it. Everything else (built-in items,
+delta, the close frame the done events, whose repeated item text is joined from the
+escaped pieces its deltas sent (no second escape); the closed item's body is filled once
+and kept, so ``response.completed`` joins the bodies instead of rendering the whole output
+again, and the final ``Response`` object is only built if
+:meth:`~ResponsesStream.response` asks for it. Everything else (built-in items,
 logprobs, hand-made deltas, a ``length`` finish) takes the object path.
 
 The functions here are ``ResponsesStream`` methods (``step_sse = _responses_wire.step_sse``).
 Their state, on the stream: ``_hot_kind`` is the run kind whose text continues the open item
-on the hot path (-1: none; set only while streaming without logprobs), ``_hot_text`` that
-item's text pieces, ``_hot_wire`` the open item's delta event pieces (``None`` until the
+on the hot path (-1: none; set only while streaming without logprobs), ``_hot_text`` and
+``_hot_escaped`` that item's text pieces and their JSON texts, ``_hot_wire`` the open item's delta event pieces (``None`` until the
 fast path needs them, ``()`` for an item without delta events); the object path resets
 them (``_forget_wire``) whenever the open item closes or logprobs begin.
 """
@@ -31,6 +32,7 @@ from ._common import (
     DeltaContractError,
     TypedEvent,
     as_run,
+    join_json_strings,
     json_string,
     parts_of_run,
     render_sse,
@@ -93,11 +95,13 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
         run = runs[0]
         if type(run) is tuple and run[0] == self._hot_kind and run[1]:
             payload = run[1]
+            escaped = json_string(payload)
             self._hot_text.append(payload)
+            self._hot_escaped.append(escaped)
             wire = self._hot_wire
             number = self._sequence_number
             self._sequence_number = number + 1
-            return f"{wire[0]}{number}{wire[1]}{json_string(payload)}{wire[2]}"  # type: ignore[index]
+            return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
     if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
     out: list[str] = []
@@ -149,17 +153,27 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
 
 def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
     """What ``_feed_part`` sends for ``text`` continuing ``item``, as SSE text."""
+    escaped = json_string(text)
     item.text.append(text)
+    if item.escaped is not None:
+        item.escaped.append(escaped)
     wire = self._hot_wire
     if wire is None:
         wire = self._hot_wire = _item_wire(self, item)
-        if item.run_kind <= RUN_REASONING:
-            self._hot_kind, self._hot_text = item.run_kind, item.text
+        _go_hot(self, item)
     if not wire:
         return ""
     number = self._sequence_number
     self._sequence_number = number + 1
-    return f"{wire[0]}{number}{wire[1]}{json_string(text)}{wire[2]}"
+    return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"
+
+
+def _go_hot(self: ResponsesStream, item: OpenItem) -> None:
+    """``item``'s text continues on the hot path (a text item: message or reasoning)."""
+    if item.run_kind <= RUN_REASONING:
+        self._hot_kind, self._hot_text = item.run_kind, item.text
+        # an item the object path opened keeps no escaped pieces: a list nobody reads
+        self._hot_escaped = item.escaped if item.escaped is not None else []
 
 
 def _item_wire(self: ResponsesStream, item: OpenItem) -> tuple[str, ...]:
@@ -213,17 +227,17 @@ def _open_sse(self: ResponsesStream, item: OpenItem, first: str | None) -> str:
     ``None``, its first delta."""
     frames = _frames(self, item.item_type)
     number = self._sequence_number
-    id_json = json_string(item.item_id)
-    values = (id_json, "", _json_text(item.call_id), _json_text(item.name), "",
-              "" if first is None else json_string(first), item.output_index, number, number + 1, number + 2)
+    first_json = "" if first is None else json_string(first)
+    item.escaped = [first_json] if first is not None else []
+    values = (json_string(item.item_id), "", _json_text(item.call_id), _json_text(item.name), "", first_json,
+              item.output_index, number, number + 1, number + 2)
     if first is None:
         self._sequence_number = number + frames.open_events
         return frames.open.fill(values)
     self._sequence_number = number + frames.open_delta_events
     middle = frames.delta_middle.fill(values)
     self._hot_wire = (frames.delta_head, middle, frames.delta_tail)
-    if item.run_kind <= RUN_REASONING:
-        self._hot_kind, self._hot_text = item.run_kind, item.text
+    _go_hot(self, item)
     return frames.open_delta.fill(values)
 
 
@@ -236,8 +250,12 @@ def _close_sse(self: ResponsesStream, item: OpenItem) -> str:
         return render_sse(events)
     frames = _frames(self, item.item_type)
     number = self._sequence_number
-    values = [json_string(item.item_id), json_string("".join(item.text)), _json_text(item.call_id),
-              _json_text(item.name), "", "", item.output_index, number, number + 1, number + 2]
+    escaped = item.escaped
+    text = join_json_strings(escaped) if escaped is not None and len(escaped) == len(item.text) \
+        else json_string("".join(item.text))
+    item.escaped = None  # read once
+    values = [json_string(item.item_id), text, _json_text(item.call_id), _json_text(item.name), "", "",
+              item.output_index, number, number + 1, number + 2]
     values[_BODY] = item.body_json = frames.body.fill(values)
     self._sequence_number = number + frames.close_events
     self._closed(item, "completed")

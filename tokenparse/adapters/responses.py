@@ -154,6 +154,7 @@ class ResponsesStream(AdapterStream):
         # the wire fast path's (see _responses_wire)
         self._hot_kind = -1
         self._hot_text: list[str] = []
+        self._hot_escaped: list[str] = []
         self._hot_wire: tuple[str, ...] | None = None
 
     # ------------------------------------------------------------------ public API
