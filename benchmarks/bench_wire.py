@@ -5,8 +5,9 @@ Three contenders per wire format, all producing the text a server writes to the 
 * ``vllm-style``: openai-harmony ``StreamableParser`` per token, pydantic delta, chunk or
   event model, ``model_dump_json`` (see ``wire_peers.py``);
 * ``objects``: ``parser.feed`` -> ``stream.step`` -> ``to_sse()`` per event;
-* ``fast``: ``parser.feed_runs`` -> ``stream.step_sse`` (no pydantic objects, fragments
-  rendered once per stream, one JSON string escape per event).
+* ``fast``: ``parser.feed_runs`` -> ``stream.step_sse``, then ``stream.finish_sse`` (no
+  pydantic objects, no event objects: fragments rendered once, one JSON string escape per
+  event).
 
 Before timing, the three are checked to carry the same content, reasoning and tool calls,
 and ``fast`` to give exactly the bytes of ``objects``. Timings are CPU time of this process,
@@ -102,7 +103,11 @@ def ours(model, fmt: str, ids: list[int], step: int, out: list[str], *, fast: bo
         for start in range(0, len(ids), step):
             for event in step_objects(feed(ids[start : start + step])):
                 append(event.to_sse())
-    append(render_sse(stream.step(parser.finish()) + stream.finish(parser.result())))
+    if fast:
+        append(stream.step_sse(parser.finish()))
+        append(stream.finish_sse(parser.result()))
+    else:
+        append(render_sse(stream.step(parser.finish()) + stream.finish(parser.result())))
     if fmt == "chat":
         append(SSE_DONE)
 

@@ -64,7 +64,7 @@ def _both_paths(model, ids, sizes, tools, fmt, options, finish="stop", logprobs_
                 out.append(render_sse(stream.step(parser.feed(chunk), logprobs=logprobs)))
         tail = parser.finish(finish)
         out.append(stream.step_sse(tail) if fast else render_sse(stream.step(tail)))
-        out.append(render_sse(stream.finish(parser.result())))
+        out.append(stream.finish_sse(parser.result()) if fast else render_sse(stream.finish(parser.result())))
         results.append(("".join(out), _final(stream)))
     return results
 
@@ -182,5 +182,92 @@ def test_a_frame_filled_is_the_event_rendered(text):
 
     frame = Frame(event(str_mark(0), str_mark(1), int_mark(0)).to_sse(), [str_slot(0), str_slot(1), int_slot(0)])
     for number in (0, 7, 12345):
-        filled = frame.fill([json_string("rs_1"), json_string(text), str(number)])
+        filled = frame.fill([json_string("rs_1"), json_string(text), number])
         assert filled == event("rs_1", text, number).to_sse()
+
+
+@pytest.mark.parametrize("fmt", sorted(CLASSES))
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_paths_mixed_step_by_step(harmony_encoding, fmt, seed):
+    """A stream driven by ``step`` and ``step_sse`` in turn (and either finish) writes the
+    bytes of one driven by ``step`` alone: each path leaves the state the other expects."""
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    rng = random.Random(seed)
+    sizes = [rng.choice([1, 2, 5, 16]) for _ in ids]
+    picks = [rng.random() < 0.5 for _ in ids]
+    for options in OPTIONS[fmt]:
+        texts, finals = [], []
+        for mixed in (False, True):
+            parser = model.parser(tools=tools, id_factory=_ids())
+            stream = _stream(fmt, options)
+            out = []
+            for n, chunk in enumerate(split(ids, sizes)):
+                if mixed and picks[n]:
+                    out.append(stream.step_sse(parser.feed_runs(chunk)))
+                else:
+                    out.append(render_sse(stream.step(parser.feed(chunk))))
+            out.append(render_sse(stream.step(parser.finish())))
+            fast_finish = mixed and picks[-1]
+            out.append(stream.finish_sse(parser.result()) if fast_finish else render_sse(stream.finish(parser.result())))
+            texts.append("".join(out))
+            finals.append(_final(stream))
+        assert texts[0] == texts[1]
+        assert finals[0] == finals[1]
+
+
+@pytest.mark.parametrize("fields", [{"output": [{"type": "message"}]}, {"instructions": "\x000"},
+                                    {"metadata": {"note": ["\x000"]}}])
+def test_responses_finish_sse_with_fields_that_look_like_its_marker(harmony_encoding, fields):
+    """``finish_sse`` writes ``response.completed`` around a marker for the output; response
+    fields that replace the output or spell the marker take the object path, same bytes."""
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    (objects, a), (fast, b) = _both_paths(model, ids, [3] * len(ids), tools, "responses",
+                                          {"response_fields": fields})
+    assert (fast, b) == (objects, a)
+    assert json.dumps(fields, ensure_ascii=False, separators=(",", ":"))[1:-1] in fast
+
+
+def test_finish_sse_builds_the_final_object_only_when_asked(harmony_encoding):
+    """After ``finish_sse`` the final object is made on the first ``response()`` /
+    ``message()`` call, and each call hands out a copy."""
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    for fmt in ("responses", "anthropic"):
+        parser = model.parser(tools=tools, id_factory=_ids())
+        stream = _stream(fmt, {})
+        stream.step_sse(parser.feed_runs(ids))
+        stream.step_sse(parser.finish())
+        stream.finish_sse(parser.result())
+        assert stream._final is None
+        first = _final(stream)
+        first["id"] = "changed"
+        assert _final(stream)["id"] != "changed"
+
+
+def test_new_ids_are_unique_and_not_shared_with_a_forked_child():
+    """Ids come from a pool of ``os.urandom`` digits: 24 hex digits each, none repeated, and
+    a child forked with a half-used pool draws fresh digits instead of the parent's next."""
+    import os
+    import re
+
+    from tokenparse.adapters._common import new_id
+
+    ids = [new_id("msg_") for _ in range(1000)]
+    assert len(set(ids)) == 1000 and all(re.fullmatch(r"msg_[0-9a-f]{24}", i) for i in ids)
+    new_id("x")  # the pool is partly used now
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: write its next ids and leave at once
+        os.write(write, " ".join(new_id("") for _ in range(5)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 4096).decode().split()
+    os.close(read)
+    parent = [new_id("") for _ in range(5)]
+    assert len(child) == 5 and not set(child) & set(parent)

@@ -284,6 +284,28 @@ def test_batch_call_ids_are_unique_across_workers():
     assert len(set(call_ids)) == 64
 
 
+def test_batch_call_ids_from_threads_and_in_blocks():
+    import re
+    import threading
+
+    from tokenparse.batch_ids import pooled_call_id, pooled_call_ids
+
+    got: list[list[str]] = [[] for _ in range(4)]
+
+    def draw(out):
+        for k in range(1500):
+            out.extend(pooled_call_ids(k % 5) if k % 3 else [pooled_call_id()])
+
+    threads = [threading.Thread(target=draw, args=(out,)) for out in got]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    every = [i for out in got for i in out] + pooled_call_ids(2500)  # one block past the refill size
+    assert len(every) == sum(map(len, got)) + 2500 and len(set(every)) == len(every)
+    assert all(re.fullmatch(r"call_[0-9a-f]{24}", i) for i in every)
+
+
 def stream_args(text, *, strict, fast):
     """JsonArgsStream over one chunk: what it emitted, returned, raised and reported at the end."""
     from tokenparse.tools.shared import ArgsError, JsonArgsStream

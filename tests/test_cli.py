@@ -148,3 +148,41 @@ def test_profiles_command_lists_every_profile_with_its_matching_mode():
     assert "<|channel>thought\\n" in heads["gemma4"]
     assert "as text where several tokens: </function_calls> </think> <function_calls> <think>" in heads["olmo3"]
     assert "payload PythonicGrammar" in heads["lfm2"]
+
+
+def _declared_literals(dialect):
+    """Every literal a tag dialect's declaration routes on (the listing must name each)."""
+    literals = [*(dialect.reasoning or ()), dialect.tool_open, dialect.tool_close, *dialect.tool_open_spellings,
+                *(tag for pair in dialect.wrappers for tag in pair), *dialect.end_tags,
+                *(literal for literal, _ in dialect.header_tags)]
+    return [literal for literal in literals if literal is not None]
+
+
+def test_profiles_listing_names_what_each_dialect_matches():
+    """Header tags, recipients, end tags, wrappers and open spellings are listed, not "no tags"."""
+    from tokenparse.profiles import get_profile, profile_names
+
+    out = io.StringIO()
+    assert main(["profiles"], out=out) == 0
+    heads = {line.split()[0]: line for line in out.getvalue().splitlines() if line and not line.startswith(" ")}
+    # MuseGlimmer's framing tokens are message headers routed by recipient
+    muse = heads["muse-glimmer"]
+    assert "no tags" not in muse
+    assert "message header <|start|>, header end <|message|>, message end <|eom|> / <|eot|>" in muse
+    assert "recipients to=self -> reasoning / to=user -> content / any other to= -> tool" in muse
+    assert "message header <|message_model|>, header end <|content_text|>" in heads["inkling"]
+    assert "message end dropped (by ID, else as text): <|close|>message<|sep|>" in heads["kimi-k3"]
+    assert "reasoning <think> </think>, tool block <tool_call> </tool_call>;" in heads["qwen3"]
+    assert "tool block <|tool_call|> (to the next block or the end); the open tag also as <tool_call>" in heads["granite-3"]
+    assert "<|channel|>" in heads["gpt-oss"] and "<|call|>" in heads["gpt-oss"]
+    checked = 0
+    for name in profile_names():
+        dialect = get_profile(name).dialect()
+        if not hasattr(dialect, "tool_open"):
+            continue  # Harmony: checked above
+        literals = _declared_literals(dialect)
+        missing = [literal for literal in literals if literal.replace("\n", "\\n") not in heads[name]]
+        assert not missing, (name, missing)
+        assert ("no tags" in heads[name]) == (not literals), name
+        checked += 1
+    assert checked > 40

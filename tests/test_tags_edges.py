@@ -60,3 +60,56 @@ def test_envelope_without_a_usable_name_is_reported_as_written(qwen3, envelope):
     message, diagnostics = _agree(qwen3, ids)
     assert message["tool_calls"] == [] and message["content"] is None
     assert any(text == envelope for _, text in diagnostics), diagnostics
+
+
+# -- the literal matcher's quick test --------------------------------------------------------------
+
+def _registry_patterns() -> list[tuple[str, ...]]:
+    """Every mode's text patterns of every registry dialect that matches tags as text."""
+    from registry_models import registry_model
+
+    found = set()
+    for name in tokenparse.profile_names():
+        patterns = getattr(registry_model(name).dialect, "patterns", None)
+        for mode_patterns in (patterns or {}).values():
+            if mode_patterns:
+                found.add(tuple(p for p, _ in mode_patterns))
+    return sorted(found)
+
+
+PATTERN_SETS = _registry_patterns()
+
+
+def test_the_registry_has_text_patterns_with_and_without_a_non_ascii_key():
+    from tokenparse.channels.tag_tokens import quick_test
+
+    heads = [quick_test(patterns)[1] for patterns in PATTERN_SETS]
+    assert any(heads) and not all(heads)
+
+
+@pytest.mark.parametrize("patterns", PATTERN_SETS)
+def test_a_text_the_quick_test_passes_holds_no_tag_and_no_tag_start(patterns):
+    """What the quick test lets through untouched, the full matcher would emit whole: no
+    pattern in it, and no suffix that is a proper prefix of one (nothing to hold back)."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from tokenparse.channels.literals import earliest_match, held_prefix_start
+    from tokenparse.channels.tag_tokens import quick_test
+
+    keys, heads = quick_test(patterns)
+    pieces = sorted({p[:j] for p in patterns for j in range(1, len(p) + 1)} | {p[j:] for p in patterns for j in range(len(p))})
+    pairs = [(p, None) for p in patterns]
+    passed = []
+
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(pieces + ["a", " ", "\n", "é", "<", ">", "/"]), max_size=8))
+    def check(parts):
+        text = "".join(parts)
+        if text and not text.endswith(heads) and not any(c in text for c in keys):
+            passed.append(text)
+            assert earliest_match(text, 0, pairs) == (-1, -1)
+            assert held_prefix_start(text, 0, pairs) == len(text)
+
+    check()
+    assert passed  # the test saw texts the quick test lets through

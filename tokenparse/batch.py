@@ -33,7 +33,8 @@ from .batch_harmony import harmony_rows
 from .batch_ids import pooled_call_id
 from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
-from .messages import ChatMessage, FunctionCall, ToolCall
+from .messages import ChatMessage
+from .messages_fast import chat_message, tool_calls
 from .token_ids import int_ids, plain_id_list
 from .toolset import ToolSet
 
@@ -208,7 +209,7 @@ def _decode_chunk(
             if prompt is None or type(prompt) is list:
                 toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
                 if plan is not None:
-                    fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory)
+                    fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory, strict)
                 else:
                     fast = harmony.message(row, toolset, finish_reason, id_factory, prompt)  # type: ignore[union-attr]
                 if fast is not None:
@@ -267,8 +268,8 @@ def _worker_chunk(args: tuple) -> list[tuple]:
 
 
 # Results cross the process boundary as plain tuples: pickling pydantic models costs more
-# than decoding a short row. The parent rebuilds the same messages without re-validating
-# (the values were validated when the worker built them).
+# than decoding a short row. The parent rebuilds the same messages without a validation
+# pass (the values were valid when the worker built them; :mod:`.messages_fast`).
 
 
 def _pack(result: RowResult) -> tuple:
@@ -281,21 +282,14 @@ def _pack(result: RowResult) -> tuple:
              m.finish_reason, m.reasoning_tokens, m.completion_tokens), None, diagnostics)
 
 
-def _calls(packed: list[tuple]) -> list[ToolCall]:
-    return [ToolCall.model_construct(id=i, function=FunctionCall.model_construct(name=n, arguments=a))
-            for i, n, a in packed]
-
-
 def _unpack(packed: tuple) -> RowResult:
     fields, error, diagnostics = packed
-    found = [Diagnostic(*d) for d in diagnostics]
+    found = [Diagnostic(*d) for d in diagnostics] if diagnostics else []
     if fields is None:
         return RowResult(None, error, found)
     content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens = fields
-    message = ChatMessage.model_construct(
-        content=content, reasoning=reasoning, tool_calls=_calls(calls), builtin_tool_calls=_calls(builtin),
-        finish_reason=finish_reason, reasoning_tokens=reasoning_tokens, completion_tokens=completion_tokens,
-    )
+    message = chat_message(content, reasoning, tool_calls(calls) if calls else [], tool_calls(builtin) if builtin else [],
+                           finish_reason, reasoning_tokens, completion_tokens)
     return RowResult(message, None, found)
 
 

@@ -313,15 +313,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_argparser().parse_args(argv)
     out = out or sys.stdout
     if args.command == "profiles":
-        from .profiles import get_profile, profile_names
+        from .cli_profiles import print_profiles
 
-        for name in profile_names():
-            profile = get_profile(name)
-            bundled = "bundled tokenizer" if profile.default_table else "needs --tokenizer"
-            print(f"{name:16} {bundled:18} {_matching_mode(profile.dialect())}", file=out)
-            print(f"{'':16} {profile.description}", file=out)
-            if profile.aliases:
-                print(f"{'':16} aliases: {', '.join(profile.aliases)}", file=out)
+        print_profiles(out)
         return 0
     from .errors import TokenParseError
 
@@ -357,28 +351,6 @@ def _silence_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         pass
-
-
-def _matching_mode(dialect: object) -> str:
-    """How a profile's tags are matched, from its declaration (no tokenizer is loaded)."""
-    text_tags = sorted(t.replace("\n", "\\n") for t in getattr(dialect, "text_tags", ()) or ())
-    tagged = getattr(dialect, "tool_open", True) is not None or getattr(dialect, "reasoning", None) is not None
-    mode = "tags by token ID" if tagged else "no tags"
-    if text_tags:
-        mode += "; as text where several tokens: " + " ".join(text_tags)
-    if getattr(dialect, "implicit_json_call", False):
-        mode += "; a response that starts with a call is one"
-    spellings = getattr(dialect, "tool_open_spellings", ())
-    if spellings:
-        mode += "; the open tag also as " + " ".join(spellings) + " (by ID, else as text)"
-    wrappers = getattr(dialect, "wrappers", ())
-    if wrappers:
-        mode += "; answer wrappers dropped (by ID, else as text): " + " ".join(f"{o} {c}" for o, c in wrappers)
-    grammar = getattr(dialect, "grammar", None)
-    grammar = getattr(grammar, "func", grammar)  # a grammar with bound options
-    if grammar is not None:
-        mode += f"; payload {getattr(grammar, '__name__', type(grammar).__name__)}"
-    return mode
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,8 +27,7 @@ from transformers_support import (  # noqa: E402
     left_padded,
     qwen_tokenizer,
     require,
-    tiny_gpt_oss,
-    tiny_qwen3,
+    tiny_model,
 )
 
 import tokenparse  # noqa: E402
@@ -54,7 +53,7 @@ def engine():
     from tokenparse.integrations.transformers import DeltaStreamer
 
     tok = qwen_tokenizer()
-    lm = tiny_qwen3()
+    lm = tiny_model("qwen3")
     lm.generation_config.eos_token_id = tok.convert_tokens_to_ids("<|im_end|>")
     lm.generation_config.pad_token_id = tok.convert_tokens_to_ids("<|endoftext|>")
     model = tokenparse.load("qwen3", tokenizer=tok)
@@ -249,7 +248,7 @@ def gpt_oss_engine():
     from tokenparse.integrations.transformers import DeltaStreamer
 
     tok = harmony_tokenizer()
-    lm = tiny_gpt_oss()
+    lm = tiny_model("gpt-oss")
     # gpt-oss's generation_config: EOS = <|return|>, <|endoftext|>, <|call|>; pad = <|endoftext|>
     lm.generation_config.eos_token_id = [200002, 199999, 200012]
     lm.generation_config.pad_token_id = 199999

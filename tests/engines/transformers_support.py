@@ -8,8 +8,8 @@
   the published ``tokenizer.json`` files were made), with the added tokens at their real IDs
   (Qwen's list follows its published ``tokenizer_config.json``; Harmony's is
   openai-harmony's).
-* :func:`tiny_qwen3` / :func:`tiny_gpt_oss` build random-weight models with the real
-  vocabulary sizes (hidden 64, 2 layers).
+* :func:`tiny_model` builds the random-weight Qwen3 and gpt-oss models with the real
+  vocabulary sizes (hidden 64, 2 layers), each family one row of :data:`TINY_MODELS`.
 * :class:`ForceScript` is a ``LogitsProcessor`` that makes ``generate()`` produce an exact
   completion per row (the script, then EOS), so a random model yields a known message.
 """
@@ -158,43 +158,31 @@ def encode(tok: Any, text: str) -> list[int]:
     return list(tok.encode(text, add_special_tokens=False))
 
 
-def tiny_qwen3() -> Any:
+#: the shape every tiny test model shares: 2 layers, hidden size 64, 4 heads of 16 (2 KV heads)
+TINY_SHAPE: dict[str, Any] = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16)
+
+#: family -> (transformers config class, model class, the family's own config fields); the
+#: vocabulary sizes are the real ones, so real token IDs index the embedding
+TINY_MODELS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(
+        vocab_size=QWEN3_VOCAB_SIZE, intermediate_size=128, tie_word_embeddings=True,
+    )),
+    "gpt-oss": ("GptOssConfig", "GptOssForCausalLM", dict(
+        vocab_size=GPT_OSS_VOCAB_SIZE, intermediate_size=64, num_local_experts=2, num_experts_per_tok=1,
+        sliding_window=32, layer_types=["sliding_attention", "full_attention"],
+    )),
+}
+
+
+def tiny_model(family: str) -> Any:
+    """A random-weight model of ``family`` (a :data:`TINY_MODELS` key), seeded, in eval mode."""
     import torch
-    from transformers import Qwen3Config, Qwen3ForCausalLM
+    import transformers
 
+    config_class, model_class, fields = TINY_MODELS[family]
     torch.manual_seed(0)
-    config = Qwen3Config(
-        vocab_size=QWEN3_VOCAB_SIZE,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        tie_word_embeddings=True,
-    )
-    return Qwen3ForCausalLM(config).eval()
-
-
-def tiny_gpt_oss() -> Any:
-    import torch
-    from transformers import GptOssConfig, GptOssForCausalLM
-
-    torch.manual_seed(0)
-    config = GptOssConfig(
-        vocab_size=GPT_OSS_VOCAB_SIZE,
-        hidden_size=64,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=16,
-        num_local_experts=2,
-        num_experts_per_tok=1,
-        sliding_window=32,
-        layer_types=["sliding_attention", "full_attention"],
-    )
-    return GptOssForCausalLM(config).eval()
+    config = getattr(transformers, config_class)(**TINY_SHAPE, **fields)
+    return getattr(transformers, model_class)(config).eval()
 
 
 def force_script_processor(scripts: Sequence[Sequence[int]], prompt_len: int, eos: int) -> Any:

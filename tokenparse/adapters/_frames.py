@@ -8,25 +8,19 @@ markers in place of the values, so its layout cannot drift from the events' (and
 
 Markers: a string slot is the JSON text of :func:`str_mark` ``(k)``, filled with the JSON
 text of the value (``json_string``); an int slot is the decimal text of :func:`int_mark`
-``(k)``, filled with ``str(value)``. Neither can occur in a rendered event by accident: a
-raw NUL is always escaped in JSON, and the int markers are 16-digit numbers no event
-carries.
+``(k)``, filled with the ``int`` itself. Neither can occur in a rendered event by
+accident: a raw NUL is always escaped in JSON, and the int markers are 16-digit numbers no
+event carries.
 """
 from __future__ import annotations
 
 import re
 from json.encoder import encode_basestring
-from operator import itemgetter
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
-__all__ = ["Frame", "str_mark", "int_mark", "CUT"]
+__all__ = ["Frame", "str_mark", "int_mark", "str_slot", "int_slot"]
 
 _INT_BASE = 7_340_000_000_000_000
-
-#: a character a rendered event never contains raw (JSON escapes it): filled into a frame
-#: as a cut point, to split a frame into the pieces around a value filled in per event
-CUT = "\x01"
-
 
 def str_mark(k: int) -> str:
     """The value to pass for string slot ``k``; its JSON text marks the slot."""
@@ -38,35 +32,6 @@ def int_mark(k: int) -> int:
     return _INT_BASE + k
 
 
-class Frame:
-    """A rendered frame cut at its slots: ``fill(values)`` puts ``values[slot]`` back.
-
-    Filling is one ``%`` format of the frame's text (its own ``%`` doubled, ``%s`` at the
-    slots) with the values picked in slot order by one ``itemgetter`` call: both in C."""
-
-    __slots__ = ("_template", "_pick", "_single")
-
-    def __init__(self, text: str, slots: Sequence[str]) -> None:
-        """``slots[k]`` is the marker text of slot ``k`` as it appears in ``text``."""
-        pattern = re.compile("|".join(re.escape(s) for s in sorted(slots, key=len, reverse=True)))
-        index = {s: k for k, s in enumerate(slots)}
-        pieces, order, pos = [], [], 0
-        for match in pattern.finditer(text):
-            pieces.append(text[pos:match.start()].replace("%", "%%"))
-            order.append(index[match.group()])
-            pos = match.end()
-        pieces.append(text[pos:].replace("%", "%%"))
-        self._template = "%s".join(pieces)
-        # itemgetter of one index returns the value itself, of none cannot be made
-        self._single: tuple[int, ...] | None = tuple(order) if len(order) < 2 else None
-        self._pick: Any = itemgetter(*order) if len(order) > 1 else None
-
-    def fill(self, values: Sequence[str]) -> str:
-        if self._single is not None:
-            return self._template % tuple([values[slot] for slot in self._single])
-        return self._template % self._pick(values)
-
-
 def str_slot(k: int) -> str:
     """The marker text of string slot ``k`` in a rendered frame."""
     return encode_basestring(str_mark(k))
@@ -75,3 +40,51 @@ def str_slot(k: int) -> str:
 def int_slot(k: int) -> str:
     """The marker text of int slot ``k`` in a rendered frame."""
     return str(int_mark(k))
+
+
+class Frame:
+    """A rendered frame cut at its slots: ``fill(values)`` puts ``values[slot]`` back.
+
+    ``fill`` is one f-string made for this frame: the fixed pieces and the picked values
+    joined by a single ``BUILD_STRING`` (about twice as fast as a ``%`` format, which
+    scans its whole template on every call). Its source holds only names and slot
+    numbers, never text from the frame. A slot may occur any number of times, or not at
+    all; an int value is written as ``str`` writes it. Frames pickle as their text and
+    slots (the function is made again)."""
+
+    __slots__ = ("_text", "_slots", "_pieces", "_order", "fill", "count")
+
+    def __init__(self, text: str, slots: Sequence[str]) -> None:
+        """``slots[k]`` is the marker text of slot ``k`` as it appears in ``text``."""
+        self._text, self._slots = text, list(slots)
+        pattern = re.compile("|".join(re.escape(s) for s in sorted(slots, key=len, reverse=True)))
+        index = {s: k for k, s in enumerate(slots)}
+        pieces, order, pos = [], [], 0
+        for match in pattern.finditer(text):
+            pieces.append(text[pos:match.start()])
+            order.append(index[match.group()])
+            pos = match.end()
+        pieces.append(text[pos:])
+        self._pieces, self._order = pieces, order
+        #: how many times each slot occurs
+        self.count = [order.count(k) for k in range(len(slots))]
+        names = [f"p{i}" for i in range(len(pieces))]
+        body = "".join(f"{{{name}}}{{v[{k}]}}" for name, k in zip(names, order)) + f"{{{names[-1]}}}"
+        scope: dict[str, Any] = {}
+        exec(f"def make({', '.join(names)}):\n    return lambda v: f'{body}'", scope)
+        self.fill: Callable[[Sequence[Any]], str] = scope["make"](*pieces)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Frame, (self._text, self._slots))
+
+    def cut(self, values: Sequence[Any]) -> list[str]:
+        """The frame filled with ``values`` and cut at every slot whose value is ``None``:
+        the fixed pieces around values filled in later."""
+        out = [self._pieces[0]]
+        for k, piece in zip(self._order, self._pieces[1:]):
+            value = values[k]
+            if value is None:
+                out.append(piece)
+            else:
+                out[-1] += f"{value}{piece}"
+        return out

@@ -42,57 +42,25 @@ import copy
 from typing import Any, Iterable, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
+from . import _anthropic_wire as _wire
 from ._common import (
     RUN_CONTENT,
     RUN_REASONING,
-    RUN_TOOL_CALLS,
     AdapterStream,
     BlockRouter,
     IdFactory,
     Part,
-    PartKind,
     TypedEvent,
-    as_run,
-    json_string,
     new_id,
     parts_of,
-    parts_of_run,
-    render_sse,
     replay,
-    run_delta,
 )
-from ._frames import CUT, Frame, int_mark, int_slot, str_mark, str_slot
 from ._tool_input import ToolInput
 
 __all__ = ["AnthropicMessageStream", "AnthropicEvent", "build_anthropic_message", "stop_reason_for"]
 
 
 _RUN_KINDS = {"content": RUN_CONTENT, "reasoning": RUN_REASONING}  # text blocks step_sse continues
-_FRAMES: dict[tuple[str, str], Frame] = {}
-#: slot order of every frame: block id, name, text; block index
-_SLOTS = [str_slot(0), str_slot(1), str_slot(2), int_slot(0)]
-
-
-def _block_for(part: Part) -> dict[str, Any]:
-    """The ``content_block`` a part starts (as ``content_block_start`` shows it)."""
-    if part.kind == "reasoning":
-        return {"type": "thinking", "thinking": "", "signature": ""}
-    if part.kind == "content":
-        return {"type": "text", "text": ""}
-    return {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
-
-
-def _delta_object(block_type: str, text: str) -> dict[str, str]:
-    """A block's ``delta`` object for ``text`` (its text field last)."""
-    if block_type == "thinking":
-        return {"type": "thinking_delta", "thinking": text}
-    if block_type == "text":
-        return {"type": "text_delta", "text": text}
-    return {"type": "input_json_delta", "partial_json": text}
-
-
-def _json_text(value: str | None) -> str:
-    return "null" if value is None else json_string(value)
 
 
 class AnthropicEvent(TypedEvent):
@@ -119,7 +87,13 @@ class AnthropicMessageStream(AdapterStream):
     ``NEW``: nothing emitted. ``STREAMING``: ``message_start`` went out; at most one content
     block is open (``_open_index``). ``FINISHED``: the open block was stopped and
     ``message_delta`` + ``message_stop`` went out; :meth:`message` is available.
+
+    :meth:`step_sse` / :meth:`finish_sse` (:mod:`tokenparse.adapters._anthropic_wire`) write
+    the SSE text of ``step`` / ``finish`` without building the events.
     """
+
+    step_sse = _wire.step_sse
+    finish_sse = _wire.finish_sse
 
     def __init__(
         self,
@@ -141,10 +115,14 @@ class AnthropicMessageStream(AdapterStream):
         self._blocks: list[dict[str, Any]] = []
         self._block_texts: list[list[str]] = []
         self._tool_inputs: dict[int, ToolInput] = {}
-        # step_sse: the open block's delta event pieces, and the run kind that continues it
-        self._open_wire: tuple[Any, ...] | None = None
-        self._open_run_kind = -1
         self._final: dict[str, Any] | None = None
+        #: (stop reason, usage, output tokens) of the final object, built when first asked for
+        self._final_args: tuple[str, dict[str, Any], int] | None = None
+        # the wire fast path's (see _anthropic_wire)
+        self._open_run_kind = -1
+        self._hot_kind = -1
+        self._hot_text: list[str] = []
+        self._hot_wire: tuple[str, str] | None = None
 
     # ------------------------------------------------------------------ public API
 
@@ -167,122 +145,6 @@ class AnthropicMessageStream(AdapterStream):
                 self._feed_part(part, events)
         return events
 
-    def step_sse(self, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
-        """The SSE text of one engine step: exactly ``"".join(e.to_sse() for e in
-        self.step(deltas))``, built without the event objects.
-
-        ``runs`` is what :meth:`~tokenparse.Parser.feed_runs` returned (``DeltaMessage``
-        objects are accepted too). A delta of the open block is written from fragments
-        rendered once per block, with one JSON string escape; blocks starting and stopping
-        take the object path.
-        """
-        if type(runs) is list and len(runs) == 1:
-            # the usual step: one text run continuing the open block (the loop below, inlined)
-            run = runs[0]
-            wire = self._open_wire
-            if (type(run) is tuple and wire is not None and run[1] and run[0] == self._open_run_kind
-                    and run[0] <= RUN_REASONING and self.state is self.STREAMING):
-                self._block_texts[self._open_index].append(run[1])  # type: ignore[index]
-                return f"{wire[1]}{json_string(run[1])}{wire[2]}"
-        if self.state is not self.STREAMING:
-            return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs]))
-        out: list[str] = []
-        for item in runs:
-            run = item if type(item) is tuple else as_run(item)
-            if run is None:  # a hand-made delta mixing kinds: the object path
-                out.append(render_sse(self.step([item])))
-                continue
-            kind, payload, _ = run
-            if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
-                if not payload:
-                    continue
-                if self._open_run_kind == kind:
-                    self._block_texts[self._open_index].append(payload)  # type: ignore[index]
-                    wire = self._open_wire or self._block_wire()
-                    out.append(f"{wire[1]}{json_string(payload)}{wire[2]}")
-                else:
-                    out.append(self._parts_sse(run))
-            elif kind == RUN_TOOL_CALLS:
-                for call in payload:
-                    open_key = self._router.open_key
-                    if (call[1] is None and open_key is not None and open_key[1] == call[0]
-                            and open_key[0] == "tool_call"):
-                        if call[3]:
-                            out.append(self._delta_sse(call[3]))
-                    else:
-                        out.append(self._parts_sse((kind, [call], None)))
-            # built-in calls: nothing (see the module docstring)
-        return out[0] if len(out) == 1 else "".join(out)
-
-    def _parts_sse(self, run: tuple) -> str:
-        return "".join([self._feed_part_sse(part) for part in parts_of_run(run, builtin=False)])
-
-    def _feed_part_sse(self, part: Part) -> str:
-        """What ``_feed_part`` sends for ``part``, as SSE text."""
-        sse = ""
-        if self._router.needs_new_block(part):
-            sse = self._stop_sse() + self._start_sse(part)
-        if part.text:
-            sse += self._delta_sse(part.text)
-        return sse
-
-    def _stop_sse(self) -> str:
-        """What ``_stop_open`` sends, as SSE text (a tool block's tail: the object path)."""
-        index = self._open_index
-        if index is None:
-            return ""
-        if index in self._tool_inputs:
-            events: list[AnthropicEvent] = []
-            self._stop_open(events)
-            return render_sse(events)
-        self._close_open_block()
-        return self._frame("stop", "").fill(("", "", "", str(index)))
-
-    def _start_sse(self, part: Part) -> str:
-        """What ``_start_block`` sends for ``part``, as SSE text."""
-        index, block = self._new_block(part)
-        return self._frame("start", block["type"]).fill(
-            (_json_text(block.get("id")), _json_text(block.get("name")), "", str(index)))
-
-    def _frame(self, what: str, block_type: str) -> Frame:
-        """The frame of ``what`` ("start", "delta", "stop") for blocks of ``block_type``,
-        made by the object path with markers; shared by every stream."""
-        frame = _FRAMES.get((what, block_type))
-        if frame is None:
-            index = int_mark(0)
-            if what == "stop":
-                event = self._stop_event(index)
-            elif what == "start":
-                kind: PartKind = "reasoning" if block_type == "thinking" else "content" if block_type == "text" \
-                    else "tool_call"
-                event = self._start_event(index, _block_for(Part(kind, "", 0, str_mark(0), str_mark(1))))
-            else:
-                event = self._delta_event(index, _delta_object(block_type, str_mark(2)))
-            frame = _FRAMES[(what, block_type)] = Frame(event.to_sse(), _SLOTS)
-        return frame
-
-    def _delta_sse(self, text: str) -> str:
-        """What ``_feed_part`` sends for ``text`` continuing the open block, as SSE text."""
-        index = self._open_index
-        assert index is not None
-        wire = self._open_wire or self._block_wire()
-        if wire[0]:
-            text = self._tool_inputs[index].feed(text)
-            if not text:
-                return ""
-        else:
-            self._block_texts[index].append(text)
-        return f"{wire[1]}{json_string(text)}{wire[2]}"
-
-    def _block_wire(self) -> tuple[Any, ...]:
-        """The open block's delta event around its text: (is a tool block, head, tail)."""
-        index = self._open_index
-        assert index is not None
-        block_type = self._blocks[index]["type"]
-        head, tail = self._frame("delta", block_type).fill(("", "", CUT, str(index))).split(CUT)
-        self._open_wire = (block_type == "tool_use", head, tail)
-        return self._open_wire
-
     def finish(self, message: ChatMessage) -> list[AnthropicEvent]:
         """Stop the open block, then ``message_delta`` and ``message_stop``.
 
@@ -291,27 +153,31 @@ class AnthropicMessageStream(AdapterStream):
         """
         events = self.start()
         self._stop_open(events)
-        stop_reason = stop_reason_for(message.finish_reason)
-        usage = self._usage(message)
-        events.append(
-            AnthropicEvent(
-                type="message_delta",
-                delta={"stop_reason": stop_reason, "stop_sequence": None},
-                usage=copy.deepcopy(usage),
-            )
-        )
-        events.append(AnthropicEvent(type="message_stop"))
-        self._final = self._message_object(content=self._final_content(), stop_reason=stop_reason,
-                                           output_tokens=message.completion_tokens)
-        self._final["usage"] = usage
-        self.state = self.FINISHED
+        events.extend(self._end_events(message))
         return events
 
     def message(self) -> dict[str, Any]:
         """The final ``Message`` object (after :meth:`finish`)."""
+        if self._final is None and self._final_args is not None:
+            stop_reason, usage, output_tokens = self._final_args
+            self._final = self._message_object(content=self._final_content(), stop_reason=stop_reason,
+                                               output_tokens=output_tokens)
+            self._final["usage"] = usage
         return self._final_copy("message")
 
     # ------------------------------------------------------------------ internals
+
+    def _end_events(self, message: ChatMessage) -> list[AnthropicEvent]:
+        """``message_delta`` and ``message_stop``, the blocks stopped: the stream is finished."""
+        stop_reason = stop_reason_for(message.finish_reason)
+        usage = self._usage(message)
+        self._final_args = (stop_reason, usage, message.completion_tokens)
+        self.state = self.FINISHED
+        return [
+            AnthropicEvent(type="message_delta", delta={"stop_reason": stop_reason, "stop_sequence": None},
+                           usage=copy.deepcopy(usage)),
+            AnthropicEvent(type="message_stop"),
+        ]
 
     def _message_object(self, *, content: list, stop_reason: str | None, output_tokens: int) -> dict[str, Any]:
         return {
@@ -347,7 +213,25 @@ class AnthropicMessageStream(AdapterStream):
                 return
         else:
             self._block_texts[index].append(text)
-        events.append(self._delta_event(index, _delta_object(self._blocks[index]["type"], text)))
+        events.append(self._delta_event(index, self._delta_object(self._blocks[index]["type"], text)))
+
+    @staticmethod
+    def _block_object(part: Part) -> dict[str, Any]:
+        """The ``content_block`` a part starts (as ``content_block_start`` shows it)."""
+        if part.kind == "reasoning":
+            return {"type": "thinking", "thinking": "", "signature": ""}
+        if part.kind == "content":
+            return {"type": "text", "text": ""}
+        return {"type": "tool_use", "id": part.call_id, "name": part.name, "input": {}}
+
+    @staticmethod
+    def _delta_object(block_type: str, text: str) -> dict[str, str]:
+        """A block's ``delta`` object for ``text`` (its text field last)."""
+        if block_type == "thinking":
+            return {"type": "thinking_delta", "thinking": text}
+        if block_type == "text":
+            return {"type": "text_delta", "text": text}
+        return {"type": "input_json_delta", "partial_json": text}
 
     @staticmethod
     def _delta_event(index: int, delta: dict[str, str]) -> AnthropicEvent:
@@ -366,7 +250,7 @@ class AnthropicMessageStream(AdapterStream):
 
     def _new_block(self, part: Part) -> tuple[int, dict[str, Any]]:
         """Open the block ``part`` starts (no events): its index and its start object."""
-        block = _block_for(part)
+        block = self._block_object(part)
         index = len(self._blocks)
         if block["type"] == "tool_use":
             self._tool_inputs[index] = ToolInput()
@@ -374,7 +258,7 @@ class AnthropicMessageStream(AdapterStream):
         self._block_texts.append([])
         self._open_index = index
         self._router.open_key = part.key
-        self._open_wire = None
+        self._forget_wire()
         self._open_run_kind = _RUN_KINDS.get(part.kind, -1)
         return index, block
 
@@ -386,15 +270,20 @@ class AnthropicMessageStream(AdapterStream):
         if tool_input is not None:
             tail = tool_input.finish()
             if tail:
-                events.append(self._delta_event(index, _delta_object("tool_use", tail)))
+                events.append(self._delta_event(index, self._delta_object("tool_use", tail)))
         events.append(self._stop_event(index))
         self._close_open_block()
 
+    def _forget_wire(self) -> None:
+        """The open block stopped (or another started): nothing continues on the hot path."""
+        self._hot_kind = -1
+        self._hot_wire = None
+
     def _close_open_block(self) -> None:
         self._open_index = None
-        self._open_wire = None
         self._open_run_kind = -1
         self._router.open_key = None
+        self._forget_wire()
 
     def _final_content(self) -> list[dict[str, Any]]:
         content = []

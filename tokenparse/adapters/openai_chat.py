@@ -239,8 +239,8 @@ class ChatCompletionStream(AdapterStream):
             del self._tool_calls[int_mark(0)], self._tool_args[int_mark(0)]
             frame = self._call_frame = Frame(self._chunk({"tool_calls": [marked]}).to_sse(),
                                              [str_slot(0), str_slot(1), str_slot(2), int_slot(0)])
-        self._tool_call_payload(Part("tool_call", arguments, index, call_id, name))
-        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), str(index)))
+        self._start_call(index, call_id, name, arguments)
+        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), index))
 
     def _make_wire(self) -> tuple[str, ...]:
         """The fixed pieces of a text or argument chunk's SSE frame (see :meth:`step_sse`);
@@ -274,6 +274,10 @@ class ChatCompletionStream(AdapterStream):
             chunks.append(self._envelope([], usage=self._usage))
         self.state = self.FINISHED
         return chunks
+
+    def finish_sse(self, message: ChatMessage) -> str:
+        """The SSE text of :meth:`finish` (two chunks at most: the object path's)."""
+        return render_sse(self.finish(message))
 
     def completion(self) -> dict[str, Any]:
         """The non-streaming ``ChatCompletion`` the emitted chunks add up to (after finish)."""
@@ -331,16 +335,16 @@ class ChatCompletionStream(AdapterStream):
                 payload.setdefault("tool_calls", []).append(self._tool_call_payload(part))
         return payload
 
+    def _start_call(self, index: int, call_id: str | None, name: str | None, arguments: str) -> None:
+        """Record a call's first fragment (for completion())."""
+        if index in self._tool_calls:
+            raise DeltaContractError(f"tool call index {index} started twice")
+        self._tool_calls[index] = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
+        self._tool_args[index] = [arguments]
+
     def _tool_call_payload(self, part: Part) -> dict[str, Any]:
         if part.starts_call:
-            if part.index in self._tool_calls:
-                raise DeltaContractError(f"tool call index {part.index} started twice")
-            self._tool_calls[part.index] = {
-                "id": part.call_id,
-                "type": "function",
-                "function": {"name": part.name, "arguments": ""},
-            }
-            self._tool_args[part.index] = [part.text]
+            self._start_call(part.index, part.call_id, part.name, part.text)
             # `arguments` always set on the first fragment (`""` when the parser's first delta
             # has no text yet, as OpenAI sends it): accumulators then end with a string even
             # for a call whose fragments never come.

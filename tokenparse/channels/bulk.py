@@ -74,6 +74,10 @@ class BulkDecoder:
             encoder[bytes((MARK, code // _BASE, code % _BASE))] = token_id
         self._decode = _native(encoder)
 
+    def mark_codes(self) -> dict[bytes, int]:
+        """The two code bytes after ``FF`` in each watched ID's mark -> that ID."""
+        return {bytes((code // _BASE, code % _BASE)): token_id for code, token_id in enumerate(self.watched)}
+
     def decode(self, token_ids: Sequence[int]) -> bytes | None:
         """Bytes of the step with a mark for each watched ID; ``None`` when an item is not a
         valid token ID of the table."""

@@ -24,6 +24,7 @@ Buffers (one owner each):
 """
 from __future__ import annotations
 
+from operator import itemgetter as _itemgetter
 from typing import Any, Callable, Sequence
 
 from ..core import DiagnosticLog, SegmentSink
@@ -44,12 +45,15 @@ class TagInput:
 
     # set by the subclass as its mode changes
     _patterns: Patterns
+    _keys: str  # the matcher's quick test for _patterns (channels.tag_tokens.quick_test)
+    _heads: tuple[str, ...]
     _direct: bool  # decoded text may go straight to the sink (see TagDecoder._update_direct)
     _segment_has_text: bool
 
     def __init__(self, bound: TagTokens, sink: SegmentSink, log: DiagnosticLog) -> None:
         self._table = bound.table
         self._pieces = bound.table.pieces
+        self._guarded = bound.guarded_pieces
         self._sink = sink
         self._log = log
         self._special = bound.special_ids
@@ -93,23 +97,33 @@ class TagInput:
                 else:
                     self._plain(token_ids, data)
                 return
+        # Every ID fed is a plain int or an item no table accepts (tokenparse.token_ids): the
+        # guarded table's None slots (special, negative, unassigned IDs) make the join raise
+        # TypeError, an ID past them IndexError; the slow path reports each where it stands.
         try:
-            plain = self._special.isdisjoint(token_ids)
-        except TypeError:  # an unhashable "ID": let the slow path report it
-            plain = False
-        if plain:
-            data = self._join(token_ids, n)
-            if data is not None:
-                self._plain(token_ids, data)
-                return
-        self._feed_slow(token_ids)
+            if n == 1:
+                data = self._guarded[token_ids[0]]
+            else:
+                data = b"".join(_itemgetter(*token_ids)(self._guarded))
+        except (TypeError, IndexError):
+            data = None
+        if data is None:
+            self._feed_slow(token_ids)
+        else:
+            self._plain(token_ids, data)
 
     def _plain(self, token_ids: Sequence[int], data: bytes) -> None:
         """A step of ordinary tokens only, decoded to ``data``."""
         start = self.pos
         self.pos += len(token_ids)
         if self._direct:  # the common case: one decode, one call
-            text = self._utf8.decode(data)
+            if self._utf8.held:
+                text = self._utf8.decode(data)
+            else:
+                try:
+                    text = data.decode()  # whole characters: Utf8Stream's own fast path, inlined
+                except UnicodeDecodeError:
+                    text = self._utf8.decode(data)
             if text:
                 self._segment_has_text = True
                 self._sink.text(text)
@@ -149,19 +163,6 @@ class TagInput:
             self.pos = base + n
             self._ordinary(b"".join(run), base + run_start, token_ids[run_start:n] if self._patterns else None)
         self.pos = base + n
-
-    def _join(self, token_ids: Sequence[int], n: int) -> bytes | None:
-        """Bytes of ordinary IDs, or ``None`` if one is invalid (the slow path reports it)."""
-        pieces = self._pieces
-        try:
-            if n == 1:
-                token_id = token_ids[0]
-                return pieces[token_id] if type(token_id) is int and token_id >= 0 else None
-            if {*map(type, token_ids)} == {int} and min(token_ids) >= 0:
-                return b"".join(map(pieces.__getitem__, token_ids))  # type: ignore[arg-type]
-        except (IndexError, TypeError):  # past the vocabulary, or an unassigned (None) piece
-            pass
-        return None
 
     def _feed_slow(self, token_ids: Sequence[int]) -> None:
         pieces = self._pieces
@@ -255,6 +256,13 @@ class TagInput:
 
         ``locate(c)`` gives the token position of character ``c`` of ``text``.
         """
+        if not self._held and not text.endswith(self._heads):
+            for c in self._keys:
+                if c in text:
+                    break
+            else:  # no tag in the text, nor a tag's start at its end: nothing to match or hold
+                self._emit(text)
+                return
         held = self._held
         base = len(held)
         buf = held + text if held else text

@@ -12,6 +12,7 @@ from typing import Any, Mapping, Sequence
 
 from ..errors import TokenizerError
 from ..tokenizers.table import TokenTable
+from .harmony_tokens import guarded_table
 from .literals import LiteralResolver, ResolvedLiteral
 
 __all__ = ["TagTokens", "CONTENT", "REASONING", "TOOL", "REASONING_OPEN", "REASONING_CLOSE", "TOOL_OPEN", "TOOL_CLOSE", "MARKER",
@@ -173,6 +174,14 @@ class TagTokens:
         #: IDs that are not plain text: tags, anchors, control tokens (the fast path's test)
         self.special_ids = frozenset(self.role_ids) | frozenset(self.anchor_chars) | table.control_ids
         self.control_ids = table.control_ids - frozenset(self.role_ids) - frozenset(self.anchor_chars)
+        #: the byte table with an empty slot for every special ID, then as many empty slots:
+        #: a step's pieces come from one ``itemgetter``, and a special, negative or unassigned
+        #: ID gives ``None`` (the join refuses it), one past both an IndexError (TagInput.feed)
+        self.guarded_pieces = guarded_table(table.pieces, self.special_ids)
+        #: per mode, the matcher's quick test (see quick_test)
+        self.pattern_quick: dict[str, tuple[str, tuple[str, ...]]] = {
+            mode: quick_test([pattern for pattern, _ in found]) for mode, found in self.patterns.items()
+        }
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, {self.table!r})"
@@ -227,6 +236,23 @@ class TagTokens:
             if piece is None or piece.strip():
                 break
         return default
+
+
+def quick_test(patterns: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """(keys, heads): a text that holds none of ``keys`` and ends with none of ``heads`` can
+    neither contain one of ``patterns`` nor end with a proper prefix of one, so the literal
+    matcher passes it through untouched.
+
+    A pattern's key is its first non-ASCII character (the anchor of a DSML-style tag, a
+    full-width bar), else its first character; its heads are its prefixes before the key.
+    A text without the key cannot hold the pattern nor a prefix longer than its heads."""
+    keys: set[str] = set()
+    heads: set[str] = set()
+    for pattern in patterns:
+        at = next((i for i, c in enumerate(pattern) if c > "\x7f"), 0)
+        keys.add(pattern[at])
+        heads.update(pattern[:j] for j in range(1, at + 1))
+    return "".join(sorted(keys)), tuple(sorted(heads, key=len, reverse=True))
 
 
 def _as_int(token_id: Any) -> int | None:

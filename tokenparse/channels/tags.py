@@ -102,6 +102,7 @@ class TagDecoder(TagInput):
         self._tool_untranslate = getattr(sink, "tool_untranslate", getattr(bound, "tool_untranslate", bound.untranslate))
         self.mode = start
         self._patterns = bound.patterns[start]
+        self._keys, self._heads = bound.pattern_quick[start]
         self._return_mode = CONTENT  # where the open tool block returns to
         self._segment_open = False
         self._segment_has_text = False
@@ -133,6 +134,7 @@ class TagDecoder(TagInput):
     def _set_mode(self, mode: str, pos: int) -> None:
         self.mode = mode
         self._patterns = self._b.patterns[mode]
+        self._keys, self._heads = self._b.pattern_quick[mode]
         self._mode_start = pos
         self._update_direct()
 

@@ -16,7 +16,8 @@ input that stops being JSON.
 """
 from __future__ import annotations
 
-from .envelope import CallArgs, CallBegin, CallEnd, EnvelopeEvent, EnvelopeReader
+from .envelope import EnvelopeReader
+from .envelope_events import CallArgs, CallBegin, CallEnd, EnvelopeEvent
 from .errors import JsonLimitError, JsonStreamError
 from .models import draft_model, validate_final
 from .partial import PartialJson, SettledField

@@ -27,7 +27,7 @@ import re
 from json.scanner import make_scanner
 from typing import Any, Callable
 
-__all__ = ["WholeCall", "read_whole", "container_end"]
+__all__ = ["WholeCall", "read_whole", "container_end", "value_scanner", "SCAN_FAILURES"]
 
 #: (name, arguments text, ignored members as (key, value source))
 WholeCall = tuple[str, str, list[tuple[str, str]]]
@@ -57,6 +57,16 @@ def _scanner(strict: bool) -> Callable[[str, int], tuple[Any, int]]:
 
 _SCAN = {False: _scanner(False), True: _scanner(True)}
 _FAILURES = (_Declined, ValueError, StopIteration, RecursionError, IndexError)
+#: what the scanner of :func:`value_scanner` raises on text the fast paths must not read
+SCAN_FAILURES = _FAILURES
+
+
+def value_scanner(strict: bool) -> Callable[[str, int], tuple[Any, int]]:
+    """The C scanner behind :func:`container_end`: ``scan(text, i) -> (value, end)``; it
+    raises one of :data:`SCAN_FAILURES` where the fast paths decline (not JSON, ``NaN`` /
+    ``Infinity``, an integer past the digit limit). It does not bound nesting: a caller
+    counts brackets as :func:`container_end` does."""
+    return _SCAN[strict]
 
 
 def read_whole(

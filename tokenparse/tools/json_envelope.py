@@ -18,7 +18,8 @@ from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
 from ..errors import BufferLimitError
-from ..json.envelope import CallArgs, CallBegin, CallEnd, EnvelopeReader
+from ..json.envelope import EnvelopeReader
+from ..json.envelope_events import CallArgs, CallBegin, CallEnd
 from ..json.scanner import DEFAULT_MAX_DEPTH
 from ..json.whole import WholeCall, read_whole
 from ..limits import HeldText, max_held_chars, max_leading_whitespace

@@ -1,7 +1,8 @@
 """Tag spellings of the XML-style payload formats (:class:`XmlSyntax`), and the value rules
 that need no grammar state: JSON text of a typed value, attributes of an open tag.
 
-The state machine that reads these formats is :mod:`._xml_common`.
+The state machine that reads these formats is :mod:`._xml_common` (its states and
+transitions: :mod:`.xml_elements`; the tag search: :mod:`.xml_scan`).
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-__all__ = ["XmlSyntax", "StateTags", "typed_json_text", "attribute_pattern", "attribute_value", "TO_ATTRS", "TO_BODY", "TO_KEY", "TO_CLOSE", "TYPED"]
+__all__ = ["XmlSyntax", "typed_json_text", "attribute_pattern", "attribute_value", "TO_ATTRS", "TO_BODY", "TO_KEY", "TO_CLOSE", "TYPED"]
 
 # what a name or key terminator leads to
 TO_ATTRS = "attrs"  # quoted name/key: attribute text follows, up to '>'
@@ -89,21 +90,6 @@ class XmlSyntax:
 
     def literal(self, role: str) -> str | None:
         return self.marker_tags.get(role)
-
-
-class StateTags:
-    """Text tags expected in one state, with what the prefix hold-back needs precomputed."""
-
-    __slots__ = ("tags", "by_first_char", "longest")
-
-    def __init__(self, tags: tuple[str, ...]) -> None:
-        self.tags = tags
-        groups: dict[str, list[str]] = {}
-        for tag in tags:
-            if len(tag) > 1:  # a one-character tag has no proper prefix to hold back
-                groups.setdefault(tag[0], []).append(tag)
-        self.by_first_char = tuple((c, tuple(group)) for c, group in groups.items())
-        self.longest = max((len(t) for t in tags), default=0)
 
 
 _ATTRIBUTE_PATTERNS: dict[str, re.Pattern[str]] = {}
