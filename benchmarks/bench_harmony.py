@@ -154,7 +154,12 @@ def median_time(fn, runs: int) -> float:
 
 
 def median_times(fns, runs: int) -> list[float]:
-    """Median CPU time of each function, runs interleaved (a, b, c, a, b, c, ...).
+    """Median CPU time of each function, runs interleaved (see ``all_times``)."""
+    return [statistics.median(t) for t in all_times(fns, runs)]
+
+
+def all_times(fns, runs: int) -> list[list[float]]:
+    """CPU time of each function in every run, runs interleaved (a, b, c, a, b, c, ...).
 
     CPU time of this process (not wall time) and interleaving keep a shared machine's load
     from landing on one contender only.
@@ -165,7 +170,13 @@ def median_times(fns, runs: int) -> list[float]:
             t0 = time.process_time()
             fn()
             times[i].append(time.process_time() - t0)
-    return [statistics.median(t) for t in times]
+    return times
+
+
+def _us(times: list[float], n: int) -> str:
+    """µs per token: median (min-max)."""
+    per = sorted(t / n * 1e6 for t in times)
+    return f"{statistics.median(per):.3f} ({per[0]:.3f}-{per[-1]:.3f})"
 
 
 def main() -> None:
@@ -188,20 +199,26 @@ def main() -> None:
     print("outputs identical (content, reasoning, tool calls) at 1 and 16 tokens per feed")
 
     print(f"\n{'tokens/feed':>11} {'openai-harmony':>16} {'tokenparse':>14} {'floor':>14} {'speed-up':>9}")
+    spreads = []
     for step in (1, 16):
-        t_peer, t_ours, t_floor = median_times(
+        times = all_times(
             [
-                lambda: peer_stream(encoding, ids, step, keep=False),
-                lambda: ours_stream(model, ids, step, keep=False),
-                lambda: floor_loop(model.table.pieces, ids, step),
+                lambda step=step: peer_stream(encoding, ids, step, keep=False),
+                lambda step=step: ours_stream(model, ids, step, keep=False),
+                lambda step=step: floor_loop(model.table.pieces, ids, step),
             ],
             args.runs,
         )
+        t_peer, t_ours, t_floor = (statistics.median(t) for t in times)
         n = len(ids)
         print(
             f"{step:>11} {n / t_peer:>12,.0f} t/s {n / t_ours:>10,.0f} t/s {n / t_floor:>10,.0f} t/s "
             f"{t_peer / t_ours:>8.1f}x"
         )
+        spreads.append((step, times, n))
+    print("\nCPU µs per token, median (min-max) of the interleaved runs:")
+    for step, (peer, ours, floor), n in spreads:
+        print(f"  {step:>2} tokens/feed: openai-harmony {_us(peer, n)}, tokenparse {_us(ours, n)}, floor {_us(floor, n)}")
 
     # per-token cost must not grow with the length of the response
     print("\nper-token cost by completion length (1 token per feed):")

@@ -231,9 +231,11 @@ class Parser:
         self._decoder = model.dialect.decoder(router, self._log, prompt_token_ids)
         if observer is not None:
             observer.attach(self._decoder, self._log)
-        self._decode_step = self._decoder.feed  # bound once: called for every engine step
-        # a decoder's step of body text alone, when it has one (Harmony): see feed
+        # a decoder's step of body text alone, when it has one (Harmony): see feed; the
+        # located step is then the rest of the decoder's feed (the body was tried first)
         self._feed_body = getattr(self._decoder, "feed_body", None) if observer is None else None
+        # bound once: called for every engine step
+        self._decode_step = getattr(self._decoder, "feed_structured" if self._feed_body else "feed")
         self.state = _OPEN
         self._finish_reason: str | None = None
         # lazily created JSON readers: key -> [reader, fragments fed, finished]
@@ -282,7 +284,7 @@ class Parser:
                 ids = _plain_ints(ids)
         elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
             ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
-        if self._decode_located(ids):
+        if not (len(ids) > 1 and self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):
             ids = _int_ids(ids)
         return ids
 

@@ -44,8 +44,8 @@ from typing import Sequence
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import TokenTable, Utf8Stream
-from .harmony_header import parse_header
-from .harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
+from .harmony_header import OpenRecorder, parse_header
+from .harmony_tokens import HarmonyTokens, guarded_table, hashable, non_text_ids
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
@@ -127,7 +127,7 @@ class HarmonyDecoder:
             self.state = BETWEEN
             return
         sink, log = self._sink, self._log
-        header = _OpenRecorder()
+        header = OpenRecorder()
         self._sink, self._log = header, DiagnosticLog()
         try:
             self.feed(tail)
@@ -145,6 +145,12 @@ class HarmonyDecoder:
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
+        if len(token_ids) > 1 and self.feed_body(token_ids):
+            return
+        self.feed_structured(token_ids)
+
+    def feed_structured(self, token_ids: Sequence[int]) -> None:
+        """``feed`` once ``feed_body`` declined the step (or for one token)."""
         data = None
         if len(token_ids) == 1:
             # One token per step (an engine without batching of steps): a body token is one
@@ -167,7 +173,7 @@ class HarmonyDecoder:
                     self._hdr_tokens += 1
                     self.pos += 1
                     return
-        elif not token_ids or self.feed_body(token_ids):
+        elif not token_ids:
             return
         if data is not None and self.state is CONTENT:
             self.pos += len(token_ids)
@@ -188,7 +194,7 @@ class HarmonyDecoder:
                 return
             cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))  # positions, in C
         except TypeError:  # an unhashable "ID": it is cut out and reported like a special
-            cuts = [i for i, token_id in enumerate(token_ids) if not _hashable(token_id) or token_id in non_text]
+            cuts = [i for i, token_id in enumerate(token_ids) if not hashable(token_id) or token_id in non_text]
         # Structural tokens split the step into runs of ordinary tokens; each run is still
         # decoded in one piece. A message boundary seen before (see _boundary) is one step.
         start = 0
@@ -609,30 +615,3 @@ class HarmonyDecoder:
                 self._close("eos", self.pos)
         self.state = BETWEEN
 
-
-class _OpenRecorder:
-    """SegmentSink that keeps only the last segment header (for ``continue_prompt``)."""
-
-    channel: str | None = None
-    recipient: str | None = None
-    content_type: str | None = None
-
-    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
-        self.channel, self.recipient, self.content_type = channel, recipient, content_type
-
-    def text(self, text: str) -> None:
-        pass
-
-    def marker(self, role: str, pos: int) -> None:
-        pass
-
-    def close(self, end: str, pos: int) -> None:
-        pass
-
-
-def _hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["HeaderFields", "HeaderIssue", "parse_header"]
+__all__ = ["HeaderFields", "HeaderIssue", "parse_header", "OpenRecorder"]
 
 #: words a header may carry after the channel that name the body's format
 _CONTENT_TYPES = frozenset({"json", "code", "text", "markdown", "md", "python", "html", "yaml", "xml", "csv"})
@@ -150,3 +150,23 @@ def parse_header(
     if r.stray:
         r.issues.append(HeaderIssue("stray_header_words", f"unexpected header words {r.stray!r}", " ".join(r.stray)))
     return HeaderFields(r.channel, r.recipient, r.content_type, body), tuple(r.issues)
+
+
+class OpenRecorder:
+    """SegmentSink that keeps only the last segment header (``HarmonyDecoder.continue_prompt``)."""
+
+    channel: str | None = None
+    recipient: str | None = None
+    content_type: str | None = None
+
+    def open(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
+        self.channel, self.recipient, self.content_type = channel, recipient, content_type
+
+    def text(self, text: str) -> None:
+        pass
+
+    def marker(self, role: str, pos: int) -> None:
+        pass
+
+    def close(self, end: str, pos: int) -> None:
+        pass
