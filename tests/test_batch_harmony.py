@@ -161,6 +161,24 @@ def test_bench_shapes_and_ids_policy(model, harmony_encoding):
     same_results(fast(model, [row], weather_less), full(model, [row], weather_less))
 
 
+def test_ids_a_bool_shares_are_read_and_bools_are_left_to_the_full_parser(model, harmony_encoding):
+    """IDs 0 and 1 (``!`` and ``"``) are text the fast path reads; True and False index the
+    same slots, so a row holding a bool is left to the full parser, which reports it."""
+    from openai_harmony import Message, Role
+
+    row = completion(harmony_encoding, [Message.from_role_and_content(Role.ASSISTANT, "Hi").with_channel("final")], "return")
+    body = row.index(200008) + 1  # the first body token, after <|message|>
+    plain = row[:body] + [0, 1, 0] + row[body:]
+    message = harmony_rows(model.dialect).message(plain, ToolSet(TOOLS), "stop", counter())
+    assert message is not None and message.content == '!"!Hi'
+    same_results(fast(model, [plain], TOOLS), full(model, [plain], TOOLS))
+    for bad in (True, False):
+        row_with_bool = row[:body] + [0, bad, 1] + row[body:]
+        assert harmony_rows(model.dialect).message(row_with_bool, ToolSet(TOOLS), "stop", counter()) is None
+        same_results(fast(model, [row_with_bool], TOOLS), full(model, [row_with_bool], TOOLS))
+        assert "\ufffd" in model.parse_batch([row_with_bool], tools=TOOLS)[0].content
+
+
 MALFORMED = st.one_of(mutated("gpt-oss", invalid=True), responses("gpt-oss", invalid=True))
 _seen = {"taken": 0, "left": 0}
 

@@ -13,7 +13,9 @@ How a row is read:
    unassigned IDs, pieces that contain a ``\\xff`` byte or are empty) gives ``\\xff\\x00``.
    ``\\xff`` never occurs in UTF-8, so one regex checks the row's shape and one ``findall``
    cuts its messages; a negative ID indexes the table's guard half (``\\xff\\x00``), an ID
-   past it or a value that is not an integer raises: the row is not taken.
+   past it or a value that is not an integer raises: the row is not taken. IDs 0 and 1 give
+   marks of their own too, since ``True`` and ``False`` index them: a row that holds one is
+   checked for bools (one more C pass) and their bytes are put back.
 2. Each header (the bytes before ``<|message|>``) is read once per model with the same
    :func:`~tokenparse.channels.harmony_header.parse_header` the decoder uses and routed with
    the router's rules (:func:`~tokenparse.routing.harmony.classify_recipient`); a header
@@ -61,6 +63,8 @@ _START, _CHANNEL, _CONSTRAIN, _MESSAGE, _END, _CALL, _RETURN = 1, 2, 3, 4, 5, 6,
 _REJECT = b"\xff\x00"
 _MESSAGE_MARK = b"\xff\x04"
 _START_MARK = b"\xff\x01"
+#: IDs 0 and 1 when they are text (a bool indexes them): restored before the row is read
+_FALSE_MARK, _TRUE_MARK = b"\xff\x08", b"\xff\x09"
 #: what a header routes to
 _CONTENT, _REASONING, _FUNCTION, _BUILTIN = 0, 1, 2, 3
 _NOT_TAKEN = (None, None, False)  # memo value of a header the fast path leaves to the full parser
@@ -97,6 +101,13 @@ class HarmonyRows:
                      _END: t.end, _CALL: t.call, _RETURN: t.return_}
         for code, token_id in self._ids.items():
             marked[token_id] = b"\xff" + bytes([code])
+        #: the pieces of IDs 0 and 1, which False and True index too: marked, so that only a
+        #: row holding one of them is checked for bools (see message)
+        self._bool_pieces = (marked[0], marked[1])
+        self._always_check = any(piece.startswith(b"\xff") for piece in self._bool_pieces)
+        for token_id, mark in ((0, _FALSE_MARK), (1, _TRUE_MARK)):
+            if not marked[token_id].startswith(b"\xff"):  # a text piece (else already marked)
+                marked[token_id] = mark
         # a tuple of bytes: the collector stops tracking it after its first pass, so a batch
         # that keeps many results does not walk 400k table slots on every full collection
         self._marked = tuple(marked)
@@ -118,8 +129,12 @@ class HarmonyRows:
                 data = self._marked[row[0]] if row else b""
         except (TypeError, IndexError):
             return None
-        if _count_of(map(type, row), int) != len(row):
-            return None  # a bool indexes the table like 0 or 1: the full parser reports it
+        if self._always_check or _FALSE_MARK in data or _TRUE_MARK in data:
+            # a bool indexes the table like 0 or 1: only a row that holds one of those two
+            # IDs pays the exact type check (one more C pass), then gets their bytes back
+            if _count_of(map(type, row), int) != len(row):
+                return None  # the full parser reports the bool
+            data = data.replace(_FALSE_MARK, self._bool_pieces[0]).replace(_TRUE_MARK, self._bool_pieces[1])
         in_header, own = self._start_in_header, data
         if prompt:
             opened = self._prompt_start(prompt)
