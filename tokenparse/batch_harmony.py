@@ -46,12 +46,11 @@ from operator import countOf as _count_of
 from operator import itemgetter as _itemgetter
 from typing import Any, Callable
 
-from pydantic import BaseModel
-
-from .assembly import _tool_call, make_call_id
+from .assembly import make_call_id
 from .batch_ids import pooled_call_id, pooled_call_ids
 from .channels.harmony_header import parse_header
-from .messages import ChatMessage, FunctionCall, ToolCall
+from .messages import ChatMessage
+from .messages_fast import chat_message, tool_calls
 from .routing.harmony import BoundHarmony, classify_recipient
 from .toolset import ToolSet
 
@@ -189,13 +188,13 @@ class HarmonyRows:
         if pending:
             count = len(pending)
             ids = pooled_call_ids(count) if id_factory is make_call_id or id_factory is pooled_call_id else [id_factory() for _ in range(count)]
-            calls = _tool_calls(pending, ids)
+            calls = tool_calls([(i, name, text) for (_, name, text), i in zip(pending, ids)])
             if builtin_seen:
                 builtin = [c for (kind, _, _), c in zip(pending, calls) if kind == _BUILTIN]
                 calls = [c for (kind, _, _), c in zip(pending, calls) if kind == _FUNCTION]
         if finish_reason == "stop" and calls:
             finish_reason = "tool_calls"
-        return _chat_message(
+        return chat_message(
             "".join(content) if content else None, "".join(reasoning) if reasoning else None,
             calls, builtin, finish_reason, reasoning_tokens, len(row),
         )
@@ -276,89 +275,3 @@ class HarmonyRows:
         if channel in ("final", "commentary", None):
             return (_CONTENT, None, False)
         return _NOT_TAKEN
-
-
-# -- call ids ----------------------------------------------------------------------------------
-
-# -- tool calls, built like assembly._tool_call builds them ---------------------------------------
-
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-
-
-def _tool_calls_constructed(pending: list[tuple[int, str, str]], ids: list[str]) -> list:
-    """``_tool_call(id, name, arguments)`` of every pending call, in one loop (a dense row
-    has a dozen or more); checked against the validator at import."""
-    new, set_dict, set_fields, set_extra, set_private = _new_object, _set_dict, _set_fields_set, _set_extra, _set_private
-    out = []
-    for (_, name, arguments), call_id in zip(pending, ids):
-        function = new(FunctionCall)
-        set_dict(function, {"name": name, "arguments": arguments})
-        set_fields(function, {"name", "arguments"})
-        set_extra(function, None)
-        set_private(function, None)
-        call = new(ToolCall)
-        set_dict(call, {"id": call_id, "type": "function", "function": function})
-        set_fields(call, {"id", "function"})
-        set_extra(call, None)
-        set_private(call, None)
-        out.append(call)
-    return out
-
-
-def _tool_calls_validated(pending: list[tuple[int, str, str]], ids: list[str]) -> list:
-    return [ToolCall(id=i, function=FunctionCall(name=n, arguments=a)) for (_, n, a), i in zip(pending, ids)]
-
-
-def _pick_tool_calls():
-    fast, checked = _tool_calls_constructed([(2, "f", "{}")], ["c"])[0], _tool_calls_validated([(2, "f", "{}")], ["c"])[0]
-    if (fast != checked or fast.model_fields_set != checked.model_fields_set
-            or fast.function.model_fields_set != checked.function.model_fields_set
-            or fast.model_dump_json() != checked.model_dump_json()):
-        return _tool_calls_validated
-    return _tool_calls_constructed
-
-
-# -- the complete message, built like Assembler.message builds it -----------------------------
-
-_MESSAGE_FIELDS = ("content", "reasoning", "tool_calls", "builtin_tool_calls", "finish_reason",
-                   "reasoning_tokens", "completion_tokens")
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _chat_message_constructed(content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens):
-    """``ChatMessage(...)`` with the seven fields :meth:`Assembler.message` passes, built
-    without a validation pass from values that are valid by construction; checked against
-    the validator at import."""
-    message = _new_object(ChatMessage)
-    _set_attribute(message, "__dict__", {
-        "role": "assistant", "content": content, "reasoning": reasoning, "tool_calls": calls,
-        "builtin_tool_calls": builtin, "finish_reason": finish_reason, "reasoning_tokens": reasoning_tokens,
-        "completion_tokens": completion_tokens,
-    })
-    _set_fields_set(message, set(_MESSAGE_FIELDS))
-    _set_extra(message, None)
-    _set_private(message, None)
-    return message
-
-
-def _chat_message_validated(content, reasoning, calls, builtin, finish_reason, reasoning_tokens, completion_tokens):
-    return ChatMessage(content=content, reasoning=reasoning, tool_calls=calls, builtin_tool_calls=builtin,
-                       finish_reason=finish_reason, reasoning_tokens=reasoning_tokens,
-                       completion_tokens=completion_tokens)
-
-
-def _pick_chat_message():
-    values = ("a", None, [_tool_call("c", "f", "{}")], [], "tool_calls", 3, 9)
-    fast, checked = _chat_message_constructed(*values), _chat_message_validated(*values)
-    if (fast != checked or fast.model_fields_set != checked.model_fields_set
-            or fast.model_dump_json() != checked.model_dump_json()):
-        return _chat_message_validated  # a pydantic whose model layout differs: validate
-    return _chat_message_constructed
-
-
-_chat_message = _pick_chat_message()
-_tool_calls = _pick_tool_calls()
