@@ -42,6 +42,7 @@ _ENVELOPE = re.compile(r'[ \t\n\r]*\{[ \t\n\r]*"name"[ \t\n\r]*:[ \t\n\r]*"([^"\
                        r'[ \t\n\r]*,[ \t\n\r]*"arguments"[ \t\n\r]*:[ \t\n\r]*(\{.*\})[ \t\n\r]*\}[ \t\n\r]*', re.S)
 
 Calls = list[tuple[str, str]]
+_SCAN_LENIENT = value_scanner(False)  # the grammar reads envelopes leniently in either mode
 
 
 def after_last(text: str) -> bool:
@@ -57,7 +58,7 @@ def envelope_calls(texts: list[str], first: int, names: frozenset[str] | None, n
     """The calls of the blocks ``texts[first::2]`` (each followed by the text after it)."""
     found = []
     quick = _ENVELOPE.fullmatch if "name" in name_keys and "arguments" in args_keys else None
-    scan = value_scanner(False)  # the grammar reads envelopes leniently in either mode
+    scan = _SCAN_LENIENT
     max_chars = max_held_chars()
     last = len(texts) - 2
     for at in range(first, len(texts), 2):

@@ -57,14 +57,16 @@ from .batch_ids import pooled_call_id, pooled_call_ids
 from .channels.bulk import bulk_decoder
 from .channels.tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL_CLOSE, TOOL_OPEN
 from .messages import ChatMessage
-from .messages_fast import chat_message, tool_calls
+from .messages_fast import chat_message, named_tool_calls
 from .routing.tags import BoundTagDialect
 from .tools.deepseek import DEEPSEEK_MARKERS, DeepSeekV3Grammar, DeepSeekV31Grammar
 from .tools.json_envelope import JsonEnvelopeGrammar
 
 __all__ = ["FastPlan", "fast_plan", "fast_row"]
 
-_NEWLINES = "\r\n"
+_decode = bytes.decode  # strict UTF-8
+_NEWLINES_B = b"\r\n"
+_NEWLINE_BYTES = frozenset(_NEWLINES_B)  # as the ints indexing a bytes object gives
 _MARKER_ROLES = ("call_begin", "sep", "call_end")
 _ENVELOPES, _DEEPSEEK = "envelopes", "deepseek"
 #: what a native decode raises for an item that is not a token ID of the table
@@ -85,7 +87,7 @@ class FastPlan:
     calls' region, 5 the text after the section, 6 the trailing marks (control tokens)."""
 
     __slots__ = ("bound", "family", "native", "rows", "calls", "control_ids", "ordinary", "pieces", "start",
-                 "r_open", "r_close", "name_keys", "args_keys")
+                 "r_open", "r_close", "name_keys", "args_keys", "shape")
 
     def __init__(self, bound: BoundTagDialect, family: str, bulk: Any) -> None:
         self.bound = bound
@@ -124,6 +126,8 @@ class FastPlan:
         self.r_close: int = -1 if r_close is None else r_close
         self.name_keys = frozenset(JsonEnvelopeGrammar.name_keys)
         self.args_keys = frozenset(JsonEnvelopeGrammar.args_keys)
+        #: the row shape for rows without a prompt (the start mode the dialect declares)
+        self.shape = self.rows.get(self.start)
 
 
 #: one plan (or ``None``) per bound dialect: the checks below read the whole table
@@ -184,8 +188,11 @@ def fast_row(
         data = plan.native(row)
     except _DECODE_ERRORS:
         return None
-    start = plan.start if prompt is None else plan.bound.start_mode(prompt)
-    shape = plan.rows.get(start)
+    if prompt is None:
+        start, shape = plan.start, plan.shape
+    else:
+        start = plan.bound.start_mode(prompt)
+        shape = plan.rows.get(start)
     if shape is None:
         return None
     m = shape.fullmatch(data)
@@ -198,8 +205,13 @@ def fast_row(
             return None
     reasoning_b, content_b, inside_b, _, after_b, controls = m.groups()
     n = len(row)
-    if controls and not _controls_end(plan, row, controls):
-        return None
+    if controls:
+        if len(controls) == 3:  # the usual end: one control token (<|im_end|>), not a bool
+            last = row[-1]
+            if last != plan.control_ids.get(controls[1:]) or type(last) is bool:
+                return None
+        elif not _controls_end(plan, row, controls):
+            return None
     if reasoning_b is None:
         reasoning_tokens = 0
     else:
@@ -208,8 +220,14 @@ def fast_row(
         # </think> is the row's only token of its ID; its byte offset scaled to tokens
         # says where to look (<think> is at 0, or the prompt opened the span)
         reasoning_tokens = _index_near(row, plan.r_close, m.end(1) * n // len(data)) + 1
+    # the newline layer's trim on the bytes (newlines are one byte each and never part of
+    # a longer character): the long spans are copied once, by their decode
+    reasoning_b = _trim(reasoning_b) if reasoning_b else b""
+    content_b = _trim(content_b) if content_b else content_b
+    if reasoning_b is None or content_b is None:
+        return None
     found = plan.calls.findall(data, m.start(4), m.end(4)) if m.start(4) < m.end(4) else []
-    spans = [reasoning_b or b"", content_b]
+    spans = [reasoning_b, content_b]
     section = plan.family == _DEEPSEEK and inside_b is not None
     if section:
         spans.append(inside_b)
@@ -224,13 +242,10 @@ def fast_row(
             texts = (joined.decode().split("\x00") if joined.count(b"\x00") == len(spans) - 1
                      else [span.decode() for span in spans])
         else:
-            texts = [span.decode() for span in spans]
+            texts = list(map(_decode, spans))
     except UnicodeDecodeError:
         return None
-    reasoning = _trim(texts[0]) if reasoning_b is not None else ""
-    content = _trim(texts[1])
-    if reasoning is None or content is None:
-        return None
+    reasoning, content = texts[0], texts[1]
     if section:
         read = deepseek_calls(texts, 2, toolset.names, strict)
     elif found and plan.family == _ENVELOPES:
@@ -246,18 +261,16 @@ def fast_row(
             ids = pooled_call_ids(count)
         else:
             ids = [id_factory() for _ in range(count)]
-        calls = tool_calls([(call_id, name, args) for call_id, (name, args) in zip(ids, read)])
+        calls = named_tool_calls(ids, read)
         if finish_reason == "stop":
             finish_reason = "tool_calls"
     return chat_message(content or None, reasoning or None, calls, [], finish_reason, reasoning_tokens, n)
 
 
 def _controls_end(plan: FastPlan, row: list, controls: bytes) -> bool:
-    """The trailing marks are control tokens, the row's last IDs, and none is a boolean."""
+    """The trailing marks (more than one) are control tokens, the row's last IDs, and none
+    is a boolean."""
     get = plan.control_ids.get
-    if len(controls) == 3:  # the usual end: one <|im_end|>
-        last = row[-1]
-        return last == get(controls[1:]) and type(last) is not bool
     tail = row[-(len(controls) // 3):]
     return tail == [get(controls[i + 1 : i + 3]) for i in range(0, len(controls), 3)] and bool not in map(type, tail)
 
@@ -295,13 +308,15 @@ def _index_near(row: list, token_id: int, guess: int) -> int:
         return row.index(token_id)
 
 
-def _trim(text: str) -> str | None:
-    """The newline layer's view of one run that starts after a switch: leading newlines go,
-    trailing ones are held and then dropped (``None``: a held run too long, declined)."""
-    if not text or (text[0] not in _NEWLINES and text[-1] not in _NEWLINES):
-        return text
-    body = text.strip(_NEWLINES)
+def _trim(span: bytes) -> bytes | None:
+    """The newline layer's view of one non-empty run (its UTF-8 bytes) that starts after a
+    switch: leading newlines go, trailing ones are held and then dropped (``None``: a held
+    run too long, declined). Stripping ASCII bytes off the ends keeps a span valid or
+    invalid UTF-8 alike, so the strict decode after it declines the same spans."""
+    if span[0] not in _NEWLINE_BYTES and span[-1] not in _NEWLINE_BYTES:
+        return span
+    body = span.strip(_NEWLINES_B)
     # a trailing run longer than the bound: the last bound + 1 characters are all newlines
-    if body and len(text) > MAX_HELD_NEWLINES and not text[-MAX_HELD_NEWLINES - 1:].strip(_NEWLINES):
+    if body and len(span) > MAX_HELD_NEWLINES and not span[-MAX_HELD_NEWLINES - 1:].strip(_NEWLINES_B):
         return None
     return body

@@ -17,13 +17,13 @@ A whole-row fast path makes a complete message from values that are valid by con
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
 from .messages import ChatMessage, FunctionCall, ToolCall
 
-__all__ = ["tool_calls", "chat_message"]
+__all__ = ["tool_calls", "named_tool_calls", "chat_message"]
 
 _validate_tool_call = ToolCall.__pydantic_validator__.validate_python
 _new_object = object.__new__
@@ -76,6 +76,14 @@ def _pick_tool_calls() -> Callable[[Iterable[tuple[str, str, str]]], list[ToolCa
 
 #: ``ToolCall(id=i, function=FunctionCall(name=n, arguments=a))`` for each ``(i, n, a)``
 tool_calls = _pick_tool_calls()
+
+
+def named_tool_calls(ids: Iterable[str], calls: Sequence[tuple[str, str]]) -> list[ToolCall]:
+    """:data:`tool_calls` of ``ids`` zipped with ``(name, arguments)`` pairs: the triples
+    are made by ``zip`` in C, which reuses one tuple while the builder unpacks it."""
+    if not calls:
+        return []
+    return tool_calls(zip(ids, *zip(*calls)))
 
 
 def _chat_message_constructed(
