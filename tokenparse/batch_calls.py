@@ -56,15 +56,18 @@ def after_last(text: str) -> bool:
 def envelope_calls(texts: list[str], first: int, names: frozenset[str] | None, name_keys: frozenset[str],
                    args_keys: frozenset[str]) -> Calls | None:
     """The calls of the blocks ``texts[first::2]`` (each followed by the text after it)."""
+    afters = texts[first + 1 :: 2]
+    for after in afters[:-1]:
+        if after and (not after.isspace() or len(after) > MAX_SEPARATOR_CHARS):
+            return None  # whitespace between two blocks is dropped; anything else is text
+    if afters and not after_last(afters[-1]):
+        return None
     found = []
     quick = _ENVELOPE.fullmatch if "name" in name_keys and "arguments" in args_keys else None
     scan = _SCAN_LENIENT
     max_chars = max_held_chars()
-    last = len(texts) - 2
-    for at in range(first, len(texts), 2):
-        text = texts[at]
+    for text in texts[first::2]:
         m = quick(text) if quick is not None and len(text) <= max_chars else None
-        call = None
         if m is not None:
             name, args = m.groups()
             try:
@@ -75,18 +78,12 @@ def envelope_calls(texts: list[str], first: int, names: frozenset[str] | None, n
                 if (not name.strip() or (names is not None and name not in names)
                         or (len(args) > DEFAULT_MAX_DEPTH and args.count("{") + args.count("[") > DEFAULT_MAX_DEPTH)):
                     return None
-                call = (name, args)
+                found.append((name, args))
+                continue
+        call = _read_whole(text, names, name_keys, args_keys, max_chars)
         if call is None:
-            call = _read_whole(text, names, name_keys, args_keys, max_chars)
-            if call is None:
-                return None
-        found.append(call)
-        after = texts[at + 1]
-        if at < last:
-            if after and (not after.isspace() or len(after) > MAX_SEPARATOR_CHARS):
-                return None  # whitespace between two blocks is dropped; anything else is text
-        elif not after_last(after):
             return None
+        found.append(call)
     return found
 
 
