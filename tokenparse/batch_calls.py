@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from .json.scanner import DEFAULT_MAX_DEPTH
-from .json.whole import SCAN_FAILURES, container_end, read_whole, value_scanner
+from .json.whole import SCAN_FAILURES, read_whole, value_scanner
 from .limits import max_held_chars
 from .routing.tags import MAX_SEPARATOR_CHARS
 from .tools.shared import MAX_NAME_CHARS
@@ -114,23 +114,32 @@ def deepseek_calls(texts: list[str], first: int, names: frozenset[str] | None, s
     inside = texts[first]
     if inside and (not inside.isspace() or len(inside) > _MAX_BETWEEN_CHARS):
         return None
-    held = len(inside)  # text outside the calls, kept by the grammar until the section ends
-    found = []
-    for at in range(first + 1, len(texts) - 1, 3):
-        head, body, between = texts[at], texts[at + 1], texts[at + 2]
-        if len(head) > MAX_NAME_CHARS or (between and (not between.isspace() or len(between) > _MAX_BETWEEN_CHARS)):
+    heads, bodies, betweens = texts[first + 1 : -1 : 3], texts[first + 2 : -1 : 3], texts[first + 3 : -1 : 3]
+    for between in betweens:
+        if between and (not between.isspace() or len(between) > _MAX_BETWEEN_CHARS):
             return None
-        held += len(between)
+    # text outside the calls is kept by the grammar until the section ends
+    if not heads or len(inside) + sum(map(len, betweens)) > max_held_chars() or not after_last(texts[-1]):
+        return None
+    scan = value_scanner(strict)  # strict in strict mode, as the arguments stream reads
+    found = []
+    for head, body in zip(heads, bodies):
+        if len(head) > MAX_NAME_CHARS:
+            return None
         name = head.strip()
         if not name or (names is not None and name not in names):
             return None
         i = len(body) - len(body.lstrip())
         if body[i : i + 1] != "{":
             return None  # an array, or the R1 form (a type before the separator)
-        end = container_end(body, i, strict, DEFAULT_MAX_DEPTH)
-        if end < 0 or (end < len(body) and not body[end:].isspace()):
+        try:
+            end = scan(body, i)[1]
+        except SCAN_FAILURES:
+            return None
+        # nesting bounded as container_end bounds it (no more brackets than characters)
+        if end - i > DEFAULT_MAX_DEPTH and body.count("{", i, end) + body.count("[", i, end) > DEFAULT_MAX_DEPTH:
+            return None
+        if end < len(body) and not body[end:].isspace():
             return None
         found.append((name, body[i:end]))
-    if not found or held > max_held_chars() or not after_last(texts[-1]):
-        return None
     return found

@@ -126,7 +126,8 @@ def container_end(text: str, i: int, strict: bool, max_depth: int) -> int:
         _, end = _SCAN[strict](text, i)
     except _FAILURES:
         return -1
-    if text.count("{", i, end) + text.count("[", i, end) > max_depth:
+    # no more brackets than characters: a short value needs no count
+    if end - i > max_depth and text.count("{", i, end) + text.count("[", i, end) > max_depth:
         return -1
     return end
 
