@@ -23,7 +23,6 @@ from ._common import (
     RUN_CONTENT,
     RUN_REASONING,
     RUN_TOOL_CALLS,
-    DeltaContractError,
     Part,
     as_run,
     json_string,
@@ -142,12 +141,10 @@ def _call_sse(self: AnthropicMessageStream, call: tuple) -> str:
         for part in parts_of_run((RUN_TOOL_CALLS, [call], None), builtin=False):
             self._feed_part(part, events)
         return render_sse(events)
-    if not name:
-        raise DeltaContractError(f"tool call {index} starts without a name")
-    self._router.start_call(("tool_call", index))
+    id_json, name_json = self._router.start_call(index, call_id, name)
     sse = _stop_sse(self)
     block_index, _ = self._new_block(Part("tool_call", "", index, call_id, name))
-    sse += _frames(self, "tool_use").start.fill((json_string(call_id), json_string(name), "", block_index))
+    sse += _frames(self, "tool_use").start.fill((id_json, name_json, "", block_index))
     if arguments:
         sse += _arguments_sse(self, arguments)
     return sse

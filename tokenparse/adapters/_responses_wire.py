@@ -29,7 +29,6 @@ from ._common import (
     RUN_CONTENT,
     RUN_REASONING,
     RUN_TOOL_CALLS,
-    DeltaContractError,
     TypedEvent,
     as_run,
     join_json_strings,
@@ -54,6 +53,8 @@ _FRAMED = frozenset({"message", "reasoning", "function_call"})
 _SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3), str_slot(4), str_slot(5),
           int_slot(0), int_slot(1), int_slot(2), int_slot(3), int_slot(4)]
 _BODY, _DELTA = 4, 5
+#: the call id and name slots of an item that is no call
+_NO_CALL = ("null", "null")
 
 
 class _ItemFrames:
@@ -193,6 +194,7 @@ def _text_item_sse(self: ResponsesStream, kind: int, text: str) -> str:
     part_kind = "content" if kind == RUN_CONTENT else "reasoning"
     item = self._new_item(part_kind, (part_kind, 0))
     item.text.append(text)
+    item.call_json = _NO_CALL
     return sse + _open_sse(self, item, text)
 
 
@@ -205,11 +207,10 @@ def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
         return _delta_sse(self, item, arguments) if arguments else ""
     if call_id is None or kind != RUN_TOOL_CALLS:
         return "".join([_part_sse(self, part) for part in parts_of_run((kind, [call], None))])
-    if not name:
-        raise DeltaContractError(f"tool call {index} starts without a name")
-    self._router.start_call(("tool_call", index))
+    id_json, name_json = self._router.start_call(index, call_id, name)
     sse = _close_sse(self, item) if item is not None else ""
     item = self._new_item("tool_call", ("tool_call", index), call_id, name)
+    item.call_json = (id_json, name_json)
     if arguments:
         item.text.append(arguments)
         return sse + _open_sse(self, item, arguments)
@@ -229,8 +230,9 @@ def _open_sse(self: ResponsesStream, item: OpenItem, first: str | None) -> str:
     number = self._sequence_number
     first_json = "" if first is None else json_string(first)
     item.escaped = [first_json] if first is not None else []
-    values = (json_string(item.item_id), "", _json_text(item.call_id), _json_text(item.name), "", first_json,
-              item.output_index, number, number + 1, number + 2)
+    call_id, name = item.call_json or _call_json(item)
+    values = (json_string(item.item_id), "", call_id, name, "", first_json, item.output_index, number, number + 1,
+              number + 2)
     if first is None:
         self._sequence_number = number + frames.open_events
         return frames.open.fill(values)
@@ -254,8 +256,8 @@ def _close_sse(self: ResponsesStream, item: OpenItem) -> str:
     text = join_json_strings(escaped) if escaped is not None and len(escaped) == len(item.text) \
         else json_string("".join(item.text))
     item.escaped = None  # read once
-    values = [json_string(item.item_id), text, _json_text(item.call_id), _json_text(item.name), "", "",
-              item.output_index, number, number + 1, number + 2]
+    call_id, name = item.call_json or _call_json(item)
+    values = [json_string(item.item_id), text, call_id, name, "", "", item.output_index, number, number + 1, number + 2]
     values[_BODY] = item.body_json = frames.body.fill(values)
     self._sequence_number = number + frames.close_events
     self._closed(item, "completed")
@@ -314,3 +316,8 @@ def _cut(text: str, *marks: str) -> list[str]:
 
 def _json_text(value: str | None) -> str:
     return "null" if value is None else json_string(value)
+
+
+def _call_json(item: OpenItem) -> tuple[str, str]:
+    """The JSON texts of an item's call id and name (``null`` for a text item)."""
+    return _json_text(item.call_id), _json_text(item.name)
