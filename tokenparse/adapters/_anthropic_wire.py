@@ -68,12 +68,15 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
     objects are accepted too).
     """
     if len(runs) == 1:
-        # the usual step: one text run continuing the open block
         run = runs[0]
-        if type(run) is tuple and run[0] == self._hot_kind and run[1]:
-            self._hot_text.append(run[1])
-            wire = self._hot_wire
-            return f"{wire[0]}{json_string(run[1])}{wire[1]}"  # type: ignore[index]
+        if type(run) is tuple:
+            # the usual step: one text run continuing the open block
+            if run[0] == self._hot_kind and run[1]:
+                self._hot_text.append(run[1])
+                wire = self._hot_wire
+                return f"{wire[0]}{json_string(run[1])}{wire[1]}"  # type: ignore[index]
+            if self.state is self.STREAMING:
+                return _run_sse(self, run)
     if self.state is not self.STREAMING:
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs]))
     out: list[str] = []
@@ -81,18 +84,8 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
         run = item if type(item) is tuple else as_run(item)
         if run is None:  # a hand-made delta mixing kinds: the object path
             out.append(render_sse(self.step([item])))
-            continue
-        kind, payload, _ = run
-        if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
-            if payload:
-                if self._open_run_kind == kind:
-                    out.append(_text_delta_sse(self, payload))
-                else:
-                    out.append(_text_block_sse(self, kind, payload))
-        elif kind == RUN_TOOL_CALLS:
-            for call in payload:
-                out.append(_call_sse(self, call))
-        # built-in calls: nothing (see the module docstring of .anthropic)
+        else:
+            out.append(_run_sse(self, run))
     return "".join(out)
 
 
@@ -105,6 +98,22 @@ def finish_sse(self: AnthropicMessageStream, message: ChatMessage) -> str:
 
 
 # ------------------------------------------------------------------ pieces
+
+
+def _run_sse(self: AnthropicMessageStream, run: tuple) -> str:
+    """The SSE text of one run (the stream is streaming)."""
+    kind, payload, _ = run
+    if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+        if not payload:
+            return ""
+        if self._open_run_kind == kind:
+            return _text_delta_sse(self, payload)
+        return _text_block_sse(self, kind, payload)
+    if kind == RUN_TOOL_CALLS:
+        if len(payload) == 1:
+            return _call_sse(self, payload[0])
+        return "".join([_call_sse(self, call) for call in payload])
+    return ""  # built-in calls: nothing (see the module docstring of .anthropic)
 
 
 def _text_delta_sse(self: AnthropicMessageStream, text: str) -> str:

@@ -47,17 +47,19 @@ def step_sse(self: ChatCompletionStream, runs: Sequence[Any], *,
     both paths always give the same bytes.
     """
     if type(runs) is list and len(runs) == 1 and logprobs is None:
-        # the usual step: one text run (the loop below, inlined)
         run = runs[0]
         wire = self._wire
-        if (type(run) is tuple and wire is not None and run[1] and self.state is self.STREAMING
-                and self._aligner is None and not self.include_token_ids):
-            if run[0] == RUN_CONTENT:
-                self._content.append(run[1])
-                return wire[0] + json_string(run[1]) + wire[2]
-            if run[0] == RUN_REASONING:
-                self._reasoning.append(run[1])
-                return wire[1] + json_string(run[1]) + wire[2]
+        if (type(run) is tuple and wire is not None and self.state is self.STREAMING and self._aligner is None
+                and not self.include_token_ids):
+            # the usual step: one text run (``_run_sse``'s first two cases, inlined)
+            if run[1]:
+                if run[0] == RUN_CONTENT:
+                    self._content.append(run[1])
+                    return wire[0] + json_string(run[1]) + wire[2]
+                if run[0] == RUN_REASONING:
+                    self._reasoning.append(run[1])
+                    return wire[1] + json_string(run[1]) + wire[2]
+            return _run_sse(self, wire, run)
     if (self.state is not self.STREAMING or logprobs is not None or self._aligner is not None
             or self.include_token_ids):
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
@@ -67,27 +69,32 @@ def step_sse(self: ChatCompletionStream, runs: Sequence[Any], *,
         run = item if type(item) is tuple else as_run(item)
         if run is None:  # a hand-made delta mixing kinds: the object path
             out.append(render_sse(self.step([item])))
-            continue
-        kind, payload, _ = run
-        if kind == RUN_CONTENT:
-            if payload:
-                self._content.append(payload)
-                out.append(wire[0] + json_string(payload) + wire[2])
-        elif kind == RUN_REASONING:
-            if payload:
-                self._reasoning.append(payload)
-                out.append(wire[1] + json_string(payload) + wire[2])
-        elif kind == RUN_TOOL_CALLS:
-            if len(payload) == 1 and payload[0][1] is None and payload[0][0] in self._tool_args:
-                index, _, _, arguments = payload[0]
-                self._tool_args[index].append(arguments)
-                out.append(f"{wire[3]}{index}{wire[4]}{json_string(arguments)}{wire[5]}")
-            elif len(payload) == 1 and payload[0][1] is not None:
-                out.append(_call_start_sse(self, *payload[0]))
-            else:  # several calls in one run, or a fragment of no started call: the object path
-                out.append(render_sse(self.step([run_delta(run)])))
-        # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
+        else:
+            out.append(_run_sse(self, wire, run))
     return out[0] if len(out) == 1 else "".join(out)
+
+
+def _run_sse(self: ChatCompletionStream, wire: tuple[str, ...], run: tuple) -> str:
+    """The SSE text of one run (streaming, no logprobs or token IDs)."""
+    kind, payload, _ = run
+    if kind == RUN_CONTENT:
+        if payload:
+            self._content.append(payload)
+            return wire[0] + json_string(payload) + wire[2]
+    elif kind == RUN_REASONING:
+        if payload:
+            self._reasoning.append(payload)
+            return wire[1] + json_string(payload) + wire[2]
+    elif kind == RUN_TOOL_CALLS:
+        if len(payload) == 1 and payload[0][1] is None and payload[0][0] in self._tool_args:
+            index, _, _, arguments = payload[0]
+            self._tool_args[index].append(arguments)
+            return f"{wire[3]}{index}{wire[4]}{json_string(arguments)}{wire[5]}"
+        if len(payload) == 1 and payload[0][1] is not None:
+            return _call_start_sse(self, *payload[0])
+        # several calls in one run, or a fragment of no started call: the object path
+        return render_sse(self.step([run_delta(run)]))
+    return ""  # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
 
 
 def _call_start_sse(self: ChatCompletionStream, index: int, call_id: str, name: str | None, arguments: str) -> str:

@@ -92,17 +92,20 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
     objects are accepted too).
     """
     if logprobs is None and len(runs) == 1:
-        # the usual step: one text run continuing the open item
         run = runs[0]
-        if type(run) is tuple and run[0] == self._hot_kind and run[1]:
-            payload = run[1]
-            escaped = json_string(payload)
-            self._hot_text.append(payload)
-            self._hot_escaped.append(escaped)
-            wire = self._hot_wire
-            number = self._sequence_number
-            self._sequence_number = number + 1
-            return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+        if type(run) is tuple:
+            # the usual step: one text run continuing the open item
+            if run[0] == self._hot_kind and run[1]:
+                payload = run[1]
+                escaped = json_string(payload)
+                self._hot_text.append(payload)
+                self._hot_escaped.append(escaped)
+                wire = self._hot_wire
+                number = self._sequence_number
+                self._sequence_number = number + 1
+                return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+            if self.state is self.STREAMING and self._aligner is None:
+                return _run_sse(self, run)
     if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
     out: list[str] = []
@@ -110,18 +113,8 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
         run = item if type(item) is tuple else as_run(item)
         if run is None:  # a hand-made delta mixing kinds: the object path
             out.append(render_sse(self.step([item])))
-            continue
-        kind, payload, _ = run
-        if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
-            if payload:
-                open_item = self._open
-                if open_item is not None and open_item.run_kind == kind:
-                    out.append(_delta_sse(self, open_item, payload))
-                else:
-                    out.append(_text_item_sse(self, kind, payload))
         else:
-            for call in payload:
-                out.append(_call_sse(self, kind, call))
+            out.append(_run_sse(self, run))
     return "".join(out)
 
 
@@ -150,6 +143,21 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
 
 
 # ---------------------------------------------------------------------- pieces
+
+
+def _run_sse(self: ResponsesStream, run: tuple) -> str:
+    """The SSE text of one run (streaming, no logprobs)."""
+    kind, payload, _ = run
+    if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+        if not payload:
+            return ""
+        item = self._open
+        if item is not None and item.run_kind == kind:
+            return _delta_sse(self, item, payload)
+        return _text_item_sse(self, kind, payload)
+    if len(payload) == 1:
+        return _call_sse(self, kind, payload[0])
+    return "".join([_call_sse(self, kind, call) for call in payload])
 
 
 def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
