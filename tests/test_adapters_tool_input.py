@@ -156,3 +156,59 @@ def test_cut_off_call_streams_and_reads_the_same_as_the_sdk():
     stream, events = _events(steps, ChatMessage(finish_reason="length"))
     final = sdk_anthropic(events)
     assert final.content[0].input == {"path": "a.py", "size": 123} == stream.message()["content"][0]["input"]
+
+
+class _ScannerOnly(ToolInput):
+    """The scanner alone: no fragment is tried as a whole object first."""
+
+    __slots__ = ()
+
+    def _whole_object_end(self, text, before):
+        return -1
+
+
+def _feed_both(text, sizes):
+    outputs = []
+    for tool_input in (ToolInput(), _ScannerOnly()):
+        sent, i = [], 0
+        for n in sizes:
+            sent.append(tool_input.feed(text[i : i + n]))
+            i += n
+        sent.append(tool_input.feed(text[i:]))
+        sent.append(tool_input.finish())
+        outputs.append((sent, tool_input.value()))
+    return outputs
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    value=st.dictionaries(st.text(max_size=5), _JSON, max_size=5),
+    indent=st.sampled_from([None, 1]),
+    cut=st.floats(0, 1),
+    lead=st.sampled_from(["", " ", "\n\t", "\u00a0", "\x0b"]),
+    garbage=st.sampled_from(["", " x", "}", ",]", "}}", '"', "\\", "{}", "  ", "NaN}", "01}", "1.}", "\x01}",
+                             '"\\x"}', ", Infinity}", "-}", "tru}"]),
+    splice=st.sampled_from(["", ' "n": NaN', ' "i": -Infinity', ' "z": 01', ' "e": "\\q"', ' "c": "\x1f"',
+                            ' "deep": ' + "[" * 511 + "]" * 511]),
+    sizes=st.lists(st.integers(0, 40), max_size=12),
+)
+def test_a_whole_object_tried_first_sends_what_the_scanner_sends(value, indent, cut, lead, garbage, splice, sizes):
+    """Every fragment, the finish and the value are the scanner's, byte for byte, whatever
+    the chunking: for whole objects, cut ones, broken ones (NaN, leading zeros, bad escapes,
+    control characters, nesting at the scanner's limit and past it)."""
+    text = json.dumps(value, indent=indent, ensure_ascii=False)
+    if splice and value:
+        text = text[:-1] + "," + splice + "}"
+    elif splice:
+        text = "{" + splice + "}"
+    text = lead + text[: int(len(text) * cut)] + garbage if cut < 1 else lead + text + garbage
+    fast, scanner_only = _feed_both(text, sizes)
+    assert fast == scanner_only
+
+
+@pytest.mark.parametrize("depth", [510, 511, 512, 513])
+def test_nesting_at_the_scanner_limit_reads_alike(depth):
+    text = '{"a":' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+    for sizes in ([], [5], [len(text) - 1]):
+        fast, scanner_only = _feed_both(text, sizes)
+        assert fast == scanner_only

@@ -23,7 +23,6 @@ from ._common import (
     RUN_CONTENT,
     RUN_REASONING,
     RUN_TOOL_CALLS,
-    DeltaContractError,
     Part,
     as_run,
     json_string,
@@ -69,12 +68,15 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
     objects are accepted too).
     """
     if len(runs) == 1:
-        # the usual step: one text run continuing the open block
         run = runs[0]
-        if type(run) is tuple and run[0] == self._hot_kind and run[1]:
-            self._hot_text.append(run[1])
-            wire = self._hot_wire
-            return f"{wire[0]}{json_string(run[1])}{wire[1]}"  # type: ignore[index]
+        if type(run) is tuple:
+            # the usual step: one text run continuing the open block
+            if run[0] == self._hot_kind and run[1]:
+                self._hot_text.append(run[1])
+                wire = self._hot_wire
+                return f"{wire[0]}{json_string(run[1])}{wire[1]}"  # type: ignore[index]
+            if self.state is self.STREAMING:
+                return _run_sse(self, run)
     if self.state is not self.STREAMING:
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs]))
     out: list[str] = []
@@ -82,18 +84,8 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
         run = item if type(item) is tuple else as_run(item)
         if run is None:  # a hand-made delta mixing kinds: the object path
             out.append(render_sse(self.step([item])))
-            continue
-        kind, payload, _ = run
-        if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
-            if payload:
-                if self._open_run_kind == kind:
-                    out.append(_text_delta_sse(self, payload))
-                else:
-                    out.append(_text_block_sse(self, kind, payload))
-        elif kind == RUN_TOOL_CALLS:
-            for call in payload:
-                out.append(_call_sse(self, call))
-        # built-in calls: nothing (see the module docstring of .anthropic)
+        else:
+            out.append(_run_sse(self, run))
     return "".join(out)
 
 
@@ -106,6 +98,22 @@ def finish_sse(self: AnthropicMessageStream, message: ChatMessage) -> str:
 
 
 # ------------------------------------------------------------------ pieces
+
+
+def _run_sse(self: AnthropicMessageStream, run: tuple) -> str:
+    """The SSE text of one run (the stream is streaming)."""
+    kind, payload, _ = run
+    if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+        if not payload:
+            return ""
+        if self._open_run_kind == kind:
+            return _text_delta_sse(self, payload)
+        return _text_block_sse(self, kind, payload)
+    if kind == RUN_TOOL_CALLS:
+        if len(payload) == 1:
+            return _call_sse(self, payload[0])
+        return "".join([_call_sse(self, call) for call in payload])
+    return ""  # built-in calls: nothing (see the module docstring of .anthropic)
 
 
 def _text_delta_sse(self: AnthropicMessageStream, text: str) -> str:
@@ -142,12 +150,10 @@ def _call_sse(self: AnthropicMessageStream, call: tuple) -> str:
         for part in parts_of_run((RUN_TOOL_CALLS, [call], None), builtin=False):
             self._feed_part(part, events)
         return render_sse(events)
-    if not name:
-        raise DeltaContractError(f"tool call {index} starts without a name")
-    self._router.start_call(("tool_call", index))
+    id_json, name_json = self._router.start_call(index, call_id, name)
     sse = _stop_sse(self)
     block_index, _ = self._new_block(Part("tool_call", "", index, call_id, name))
-    sse += _frames(self, "tool_use").start.fill((json_string(call_id), json_string(name), "", block_index))
+    sse += _frames(self, "tool_use").start.fill((id_json, name_json, "", block_index))
     if arguments:
         sse += _arguments_sse(self, arguments)
     return sse

@@ -292,19 +292,26 @@ class BlockRouter:
         self.open_key: tuple[str, int] | None = None
         self._started_calls: set[tuple[str, int]] = set()
 
-    def start_call(self, key: tuple[str, int]) -> None:
-        """A call's first fragment (what :meth:`needs_new_block` checks for it)."""
+    def start_call(self, index: int, call_id: str, name: str | None) -> tuple[str, str]:
+        """A tool call's first fragment, on a wire path: the contract checks the object
+        path makes for it (a name; not started before), then the JSON texts of its id and
+        name, the two values every adapter's call-opening frame carries."""
+        if not name:
+            raise DeltaContractError(f"tool call {index} starts without a name")
+        self._first_start("tool_call", index)
+        return json_string(call_id), json_string(name)
+
+    def _first_start(self, kind: str, index: int) -> None:
+        key = (kind, index)
         if key in self._started_calls:
-            raise DeltaContractError(f"{key[0]} index {key[1]} started twice")
+            raise DeltaContractError(f"{kind} index {index} started twice")
         self._started_calls.add(key)
 
     def needs_new_block(self, part: Part) -> bool:
         if not part.is_call:
             return part.key != self.open_key
         if part.starts_call:
-            if part.key in self._started_calls:
-                raise DeltaContractError(f"{part.kind} index {part.index} started twice")
-            self._started_calls.add(part.key)
+            self._first_start(part.kind, part.index)
             return True
         if part.key != self.open_key:
             state = "closed" if part.key in self._started_calls else "never started"

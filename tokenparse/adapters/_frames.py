@@ -42,12 +42,27 @@ def int_slot(k: int) -> str:
     return str(int_mark(k))
 
 
+def _maker(order: list[int]) -> Callable[..., Callable[[Sequence[Any]], str]]:
+    """``make(*pieces)``: the fill function of a frame whose slots come in ``order``."""
+    names = [f"p{i}" for i in range(len(order) + 1)]
+    body = "".join(f"{{{name}}}{{v[{k}]}}" for name, k in zip(names, order)) + f"{{{names[-1]}}}"
+    scope: dict[str, Any] = {}
+    exec(f"def make({', '.join(names)}):\n    return lambda v: f'{body}'", scope)
+    return scope["make"]
+
+
+#: the fill makers by slot order: the source depends only on the order, so a frame made
+#: for each stream (Chat's call frame carries the stream's id) compiles nothing after the
+#: first; one entry per frame layout, a handful per process
+_MAKERS: dict[tuple[int, ...], Callable[..., Callable[[Sequence[Any]], str]]] = {}
+
+
 class Frame:
     """A rendered frame cut at its slots: ``fill(values)`` puts ``values[slot]`` back.
 
-    ``fill`` is one f-string made for this frame: the fixed pieces and the picked values
-    joined by a single ``BUILD_STRING`` (about twice as fast as a ``%`` format, which
-    scans its whole template on every call). Its source holds only names and slot
+    ``fill`` is one f-string made for this frame's slot order: the fixed pieces and the
+    picked values joined by a single ``BUILD_STRING`` (about twice as fast as a ``%``
+    format, which scans its whole template on every call). Its source holds only names and slot
     numbers, never text from the frame. A slot may occur any number of times, or not at
     all; an int value is written as ``str`` writes it. Frames pickle as their text and
     slots (the function is made again)."""
@@ -68,11 +83,10 @@ class Frame:
         self._pieces, self._order = pieces, order
         #: how many times each slot occurs
         self.count = [order.count(k) for k in range(len(slots))]
-        names = [f"p{i}" for i in range(len(pieces))]
-        body = "".join(f"{{{name}}}{{v[{k}]}}" for name, k in zip(names, order)) + f"{{{names[-1]}}}"
-        scope: dict[str, Any] = {}
-        exec(f"def make({', '.join(names)}):\n    return lambda v: f'{body}'", scope)
-        self.fill: Callable[[Sequence[Any]], str] = scope["make"](*pieces)
+        make = _MAKERS.get(tuple(order))
+        if make is None:
+            make = _MAKERS[tuple(order)] = _maker(order)
+        self.fill: Callable[[Sequence[Any]], str] = make(*pieces)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Frame, (self._text, self._slots))

@@ -70,6 +70,8 @@ class OpenItem:
     #: the JSON text of each piece of ``text`` the wire fast path escaped (complete when
     #: as long as ``text``: the close events then join these instead of escaping again)
     escaped: list[str] | None = None
+    #: the JSON texts of ``call_id`` and ``name``, when the wire fast path opened the item
+    call_json: tuple[str, str] | None = None
 
 
 def responses_usage(message: ChatMessage, prompt_tokens: int) -> dict[str, Any]:

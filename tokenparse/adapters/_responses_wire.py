@@ -29,7 +29,6 @@ from ._common import (
     RUN_CONTENT,
     RUN_REASONING,
     RUN_TOOL_CALLS,
-    DeltaContractError,
     TypedEvent,
     as_run,
     join_json_strings,
@@ -54,6 +53,8 @@ _FRAMED = frozenset({"message", "reasoning", "function_call"})
 _SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3), str_slot(4), str_slot(5),
           int_slot(0), int_slot(1), int_slot(2), int_slot(3), int_slot(4)]
 _BODY, _DELTA = 4, 5
+#: the call id and name slots of an item that is no call
+_NO_CALL = ("null", "null")
 
 
 class _ItemFrames:
@@ -91,17 +92,20 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
     objects are accepted too).
     """
     if logprobs is None and len(runs) == 1:
-        # the usual step: one text run continuing the open item
         run = runs[0]
-        if type(run) is tuple and run[0] == self._hot_kind and run[1]:
-            payload = run[1]
-            escaped = json_string(payload)
-            self._hot_text.append(payload)
-            self._hot_escaped.append(escaped)
-            wire = self._hot_wire
-            number = self._sequence_number
-            self._sequence_number = number + 1
-            return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+        if type(run) is tuple:
+            # the usual step: one text run continuing the open item
+            if run[0] == self._hot_kind and run[1]:
+                payload = run[1]
+                escaped = json_string(payload)
+                self._hot_text.append(payload)
+                self._hot_escaped.append(escaped)
+                wire = self._hot_wire
+                number = self._sequence_number
+                self._sequence_number = number + 1
+                return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+            if self.state is self.STREAMING and self._aligner is None:
+                return _run_sse(self, run)
     if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
         return render_sse(self.step([run_delta(r) if type(r) is tuple else r for r in runs], logprobs=logprobs))
     out: list[str] = []
@@ -109,18 +113,8 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
         run = item if type(item) is tuple else as_run(item)
         if run is None:  # a hand-made delta mixing kinds: the object path
             out.append(render_sse(self.step([item])))
-            continue
-        kind, payload, _ = run
-        if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
-            if payload:
-                open_item = self._open
-                if open_item is not None and open_item.run_kind == kind:
-                    out.append(_delta_sse(self, open_item, payload))
-                else:
-                    out.append(_text_item_sse(self, kind, payload))
         else:
-            for call in payload:
-                out.append(_call_sse(self, kind, call))
+            out.append(_run_sse(self, run))
     return "".join(out)
 
 
@@ -149,6 +143,21 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
 
 
 # ---------------------------------------------------------------------- pieces
+
+
+def _run_sse(self: ResponsesStream, run: tuple) -> str:
+    """The SSE text of one run (streaming, no logprobs)."""
+    kind, payload, _ = run
+    if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
+        if not payload:
+            return ""
+        item = self._open
+        if item is not None and item.run_kind == kind:
+            return _delta_sse(self, item, payload)
+        return _text_item_sse(self, kind, payload)
+    if len(payload) == 1:
+        return _call_sse(self, kind, payload[0])
+    return "".join([_call_sse(self, kind, call) for call in payload])
 
 
 def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
@@ -193,6 +202,7 @@ def _text_item_sse(self: ResponsesStream, kind: int, text: str) -> str:
     part_kind = "content" if kind == RUN_CONTENT else "reasoning"
     item = self._new_item(part_kind, (part_kind, 0))
     item.text.append(text)
+    item.call_json = _NO_CALL
     return sse + _open_sse(self, item, text)
 
 
@@ -205,11 +215,10 @@ def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
         return _delta_sse(self, item, arguments) if arguments else ""
     if call_id is None or kind != RUN_TOOL_CALLS:
         return "".join([_part_sse(self, part) for part in parts_of_run((kind, [call], None))])
-    if not name:
-        raise DeltaContractError(f"tool call {index} starts without a name")
-    self._router.start_call(("tool_call", index))
+    id_json, name_json = self._router.start_call(index, call_id, name)
     sse = _close_sse(self, item) if item is not None else ""
     item = self._new_item("tool_call", ("tool_call", index), call_id, name)
+    item.call_json = (id_json, name_json)
     if arguments:
         item.text.append(arguments)
         return sse + _open_sse(self, item, arguments)
@@ -229,8 +238,9 @@ def _open_sse(self: ResponsesStream, item: OpenItem, first: str | None) -> str:
     number = self._sequence_number
     first_json = "" if first is None else json_string(first)
     item.escaped = [first_json] if first is not None else []
-    values = (json_string(item.item_id), "", _json_text(item.call_id), _json_text(item.name), "", first_json,
-              item.output_index, number, number + 1, number + 2)
+    call_id, name = item.call_json or _call_json(item)
+    values = (json_string(item.item_id), "", call_id, name, "", first_json, item.output_index, number, number + 1,
+              number + 2)
     if first is None:
         self._sequence_number = number + frames.open_events
         return frames.open.fill(values)
@@ -254,8 +264,8 @@ def _close_sse(self: ResponsesStream, item: OpenItem) -> str:
     text = join_json_strings(escaped) if escaped is not None and len(escaped) == len(item.text) \
         else json_string("".join(item.text))
     item.escaped = None  # read once
-    values = [json_string(item.item_id), text, _json_text(item.call_id), _json_text(item.name), "", "",
-              item.output_index, number, number + 1, number + 2]
+    call_id, name = item.call_json or _call_json(item)
+    values = [json_string(item.item_id), text, call_id, name, "", "", item.output_index, number, number + 1, number + 2]
     values[_BODY] = item.body_json = frames.body.fill(values)
     self._sequence_number = number + frames.close_events
     self._closed(item, "completed")
@@ -314,3 +324,8 @@ def _cut(text: str, *marks: str) -> list[str]:
 
 def _json_text(value: str | None) -> str:
     return "null" if value is None else json_string(value)
+
+
+def _call_json(item: OpenItem) -> tuple[str, str]:
+    """The JSON texts of an item's call id and name (``null`` for a text item)."""
+    return _json_text(item.call_id), _json_text(item.name)

@@ -44,24 +44,20 @@ from typing import Any, Iterable, Literal, Sequence
 
 from ..errors import ParserStateError
 from ..messages import ChatMessage, DeltaMessage
+from . import _chat_wire as _wire
 from ._common import (
-    RUN_CONTENT,
-    RUN_REASONING,
-    RUN_TOOL_CALLS,
     AdapterStream,
+    BlockRouter,
     DataEvent,
     DeltaContractError,
     Part,
-    as_run,
-    json_string,
     new_id,
     now,
     parts_of,
     render_sse,
     replay,
-    run_delta,
 )
-from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
+from ._frames import Frame
 from ._logprobs import LogprobAligner
 
 __all__ = ["ChatCompletionStream", "ChatChunk", "build_chat_completion", "chat_usage", "ReasoningField"]
@@ -96,7 +92,12 @@ class ChatCompletionStream(AdapterStream):
     ``NEW``, an empty answer, sends the role on the ``finish_reason`` chunk). ``STREAMING``: role sent.
     ``FINISHED``: the ``finish_reason`` chunk (and usage chunk) went out; ``step``/``finish``
     raise :class:`~tokenparse.errors.ParserStateError`, :meth:`completion` is available.
+
+    :meth:`step_sse` (:mod:`tokenparse.adapters._chat_wire`) writes the SSE text of ``step``
+    without building the chunks.
     """
+
+    step_sse = _wire.step_sse
 
     def __init__(
         self,
@@ -126,6 +127,7 @@ class ChatCompletionStream(AdapterStream):
         self._pending_token_ids: list[int] = []
         # created when the first logprobs arrive: responses without logprobs pay nothing
         self._aligner: LogprobAligner | None = None
+        self._router = BlockRouter()  # which calls started (Chat has no blocks to route)
         self._wire: tuple[str, ...] | None = None  # step_sse's fixed frame pieces
         self._call_frame: Frame | None = None  # step_sse's frame of a call's first chunk
 
@@ -177,86 +179,6 @@ class ChatCompletionStream(AdapterStream):
         if chunks:
             self._attach_pending(chunks[-1])
         return chunks
-
-    def step_sse(self, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
-        """The SSE text of one engine step: exactly ``"".join(c.to_sse() for c in
-        self.step(deltas, logprobs=logprobs))``, built without the chunk objects.
-
-        ``runs`` is what :meth:`~tokenparse.Parser.feed_runs` returned (``DeltaMessage``
-        objects are accepted too). Text and argument chunks are written from fragments
-        rendered once per stream (id, model, created are fixed), with one JSON string
-        escape per chunk; a role chunk, a call's first chunk, logprobs and token IDs take
-        the object path, so both paths always give the same bytes.
-        """
-        if type(runs) is list and len(runs) == 1 and logprobs is None:
-            # the usual step: one text run (the loop below, inlined)
-            run = runs[0]
-            wire = self._wire
-            if (type(run) is tuple and wire is not None and run[1] and self.state is self.STREAMING
-                    and self._aligner is None and not self.include_token_ids):
-                if run[0] == RUN_CONTENT:
-                    self._content.append(run[1])
-                    return wire[0] + json_string(run[1]) + wire[2]
-                if run[0] == RUN_REASONING:
-                    self._reasoning.append(run[1])
-                    return wire[1] + json_string(run[1]) + wire[2]
-        if (self.state is not self.STREAMING or logprobs is not None or self._aligner is not None
-                or self.include_token_ids):
-            return render_sse(self.step([_delta_of(run) for run in runs], logprobs=logprobs))
-        wire = self._wire or self._make_wire()
-        out = []
-        for item in runs:
-            run = item if type(item) is tuple else as_run(item)
-            if run is None:  # a hand-made delta mixing kinds: the object path
-                out.append(render_sse(self.step([item])))
-                continue
-            kind, payload, _ = run
-            if kind == RUN_CONTENT:
-                if payload:
-                    self._content.append(payload)
-                    out.append(wire[0] + json_string(payload) + wire[2])
-            elif kind == RUN_REASONING:
-                if payload:
-                    self._reasoning.append(payload)
-                    out.append(wire[1] + json_string(payload) + wire[2])
-            elif kind == RUN_TOOL_CALLS:
-                if len(payload) == 1 and payload[0][1] is None and payload[0][0] in self._tool_args:
-                    index, _, _, arguments = payload[0]
-                    self._tool_args[index].append(arguments)
-                    out.append(f"{wire[3]}{index}{wire[4]}{json_string(arguments)}{wire[5]}")
-                elif len(payload) == 1 and payload[0][1] is not None and payload[0][2]:
-                    out.append(self._call_start_sse(*payload[0]))
-                else:  # several calls in one run: the object path
-                    out.append(render_sse(self.step([run_delta(run)])))
-            # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
-        return out[0] if len(out) == 1 else "".join(out)
-
-    def _call_start_sse(self, index: int, call_id: str, name: str, arguments: str) -> str:
-        """A call's first chunk, as ``step`` writes it, filled into a frame of this stream."""
-        frame = self._call_frame
-        if frame is None:
-            marked = self._tool_call_payload(Part("tool_call", str_mark(2), int_mark(0), str_mark(0), str_mark(1)))
-            del self._tool_calls[int_mark(0)], self._tool_args[int_mark(0)]
-            frame = self._call_frame = Frame(self._chunk({"tool_calls": [marked]}).to_sse(),
-                                             [str_slot(0), str_slot(1), str_slot(2), int_slot(0)])
-        self._start_call(index, call_id, name, arguments)
-        return frame.fill((json_string(call_id), json_string(name), json_string(arguments), index))
-
-    def _make_wire(self) -> tuple[str, ...]:
-        """The fixed pieces of a text or argument chunk's SSE frame (see :meth:`step_sse`);
-        built from the chunk object itself, so the layout cannot drift from ``_envelope``."""
-        mark = "\x00"
-        frames = []
-        for delta in ({"content": mark}, {self.reasoning_field: mark},
-                      {"tool_calls": [{"index": 0, "function": {"arguments": mark}}]}):
-            chunk = self._envelope([{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}])
-            frames.append(chunk.to_sse())
-        content_head, tail = frames[0].split(json_string(mark))
-        reasoning_head, _ = frames[1].split(json_string(mark))
-        calls_head, calls_tail = frames[2].split(json_string(mark))
-        index_head, index_tail = calls_head.rsplit('"index":0', 1)
-        self._wire = (content_head, reasoning_head, tail, index_head + '"index":', index_tail, calls_tail)
-        return self._wire
 
     def finish(self, message: ChatMessage) -> list[ChatChunk]:
         """The ``finish_reason`` chunk, then the usage chunk when ``include_usage``.
@@ -335,25 +257,23 @@ class ChatCompletionStream(AdapterStream):
                 payload.setdefault("tool_calls", []).append(self._tool_call_payload(part))
         return payload
 
-    def _start_call(self, index: int, call_id: str | None, name: str | None, arguments: str) -> None:
-        """Record a call's first fragment (for completion())."""
-        if index in self._tool_calls:
-            raise DeltaContractError(f"tool call index {index} started twice")
+    def _record_call(self, index: int, call_id: str | None, name: str | None, arguments: str) -> None:
+        """Keep a started call's first fragment (for completion())."""
         self._tool_calls[index] = {"id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}
         self._tool_args[index] = [arguments]
 
+    @staticmethod
+    def _first_call_object(index: int, call_id: str | None, name: str | None, arguments: str) -> dict[str, Any]:
+        # `arguments` always set on the first fragment (`""` when the parser's first delta
+        # has no text yet, as OpenAI sends it): accumulators then end with a string even
+        # for a call whose fragments never come.
+        return {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+
     def _tool_call_payload(self, part: Part) -> dict[str, Any]:
-        if part.starts_call:
-            self._start_call(part.index, part.call_id, part.name, part.text)
-            # `arguments` always set on the first fragment (`""` when the parser's first delta
-            # has no text yet, as OpenAI sends it): accumulators then end with a string even
-            # for a call whose fragments never come.
-            return {
-                "index": part.index,
-                "id": part.call_id,
-                "type": "function",
-                "function": {"name": part.name, "arguments": part.text},
-            }
+        if part.call_id is not None:  # the call's first fragment
+            self._router.start_call(part.index, part.call_id, part.name)
+            self._record_call(part.index, part.call_id, part.name, part.text)
+            return self._first_call_object(part.index, part.call_id, part.name, part.text)
         known = self._tool_args.get(part.index)
         if known is None:
             raise DeltaContractError(f"argument fragment for tool call {part.index} before its first delta")
@@ -398,10 +318,6 @@ class ChatCompletionStream(AdapterStream):
             choice["token_ids"] = self._pending_token_ids
             self._token_ids.extend(self._pending_token_ids)
         self._pending_token_ids = []
-
-
-def _delta_of(item: Any) -> DeltaMessage:
-    return run_delta(item) if type(item) is tuple else item
 
 
 def build_chat_completion(
