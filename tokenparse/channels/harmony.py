@@ -45,7 +45,7 @@ from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import TokenTable, Utf8Stream
 from .harmony_header import OpenRecorder, parse_header
-from .harmony_tokens import HarmonyTokens, guarded_table, hashable, non_text_ids
+from .harmony_tokens import HarmonyTokens, body_table, guarded_table, hashable, non_text_ids
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
@@ -74,6 +74,7 @@ class HarmonyDecoder:
         boundary_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
         non_text: frozenset[int] | None = None,
+        body_pieces: list[bytes | None] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # message boundaries seen before, shared per model like the header cache (_boundary)
@@ -85,6 +86,8 @@ class HarmonyDecoder:
         self._non_text = non_text if non_text is not None else non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
+        # the table feed_body joins: also None where a bool indexes (see body_table)
+        self._body_pieces = body_pieces if body_pieces is not None else body_table(self._pieces)
         self._table = table
         self._t = tokens
         #: the tokens a memoised boundary starts with, and the state each must find
@@ -145,20 +148,19 @@ class HarmonyDecoder:
     # -- feeding ---------------------------------------------------------------------------
 
     def feed(self, token_ids: Sequence[int]) -> None:
-        if len(token_ids) > 1 and self.feed_body(token_ids):
-            return
-        self.feed_structured(token_ids)
+        if not self.feed_body(token_ids):
+            self.feed_structured(token_ids)
 
     def feed_structured(self, token_ids: Sequence[int]) -> None:
-        """``feed`` once ``feed_body`` declined the step (or for one token)."""
-        data = None
+        """``feed`` once ``feed_body`` declined the step."""
         if len(token_ids) == 1:
-            # One token per step (an engine without batching of steps): a body token is one
-            # lookup and one decode; a header word one append; a structural token goes
-            # straight to its handler. A structural, control, negative or unassigned ID has
-            # a None slot in the guarded table; one past the guard raises IndexError.
+            # One token per step (an engine without batching of steps), not body text: a
+            # header word is one append; a structural token goes straight to its handler.
+            # A structural, control, negative or unassigned ID has a None slot in the
+            # guarded table; one past the guard raises IndexError.
             token_id = token_ids[0]
             if type(token_id) is int:
+                data = None
                 try:
                     data = self._pieces[token_id]
                 except IndexError:
@@ -174,18 +176,6 @@ class HarmonyDecoder:
                     self.pos += 1
                     return
         elif not token_ids:
-            return
-        if data is not None and self.state is CONTENT:
-            self.pos += len(token_ids)
-            if self._utf8.held:
-                text = self._decode(data)
-            else:
-                try:
-                    text = data.decode()  # whole characters: Utf8Stream's own fast path
-                except UnicodeDecodeError:
-                    text = self._decode(data)
-            if text:
-                self._sink.text(text)
             return
         non_text = self._non_text
         try:
@@ -219,17 +209,32 @@ class HarmonyDecoder:
             self._ordinary_run(token_ids[start:])
 
     def feed_body(self, token_ids: Sequence[int]) -> bool:
-        """The step almost every engine step is: two or more ordinary tokens inside a body,
-        one lookup, one join, one decode, one ``text`` call; True. False: nothing consumed
-        (another state, a structural or invalid ID, a non-int). It never reports, so a
-        caller may skip locating diagnostics (``api.Parser.feed``)."""
+        """The step almost every engine step is: ordinary tokens inside a body, plain
+        ints; one lookup (one join), one decode, one ``text`` call; True. False: nothing
+        consumed (another state, a structural or invalid ID, an item that is no plain int).
+        It never reports, so a caller may skip locating diagnostics and checking the IDs'
+        types (``api.Parser.feed``). This is the one place a body's text is decoded on the
+        hot path (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
         if self.state is not CONTENT:
             return False
-        # itemgetter looks all of them up in one C call (cheaper than map over the table's
-        # __getitem__) and indexes exactly like the table; a None piece (see feed) raises
-        # TypeError in the join, a non-int TypeError or IndexError, one ID a TypeError too
         try:
-            data = b"".join(_itemgetter(*token_ids)(self._pieces))
+            if len(token_ids) > 1:
+                # itemgetter looks all of them up in one C call (cheaper than map over the
+                # table's __getitem__) and indexes like the table: a None piece (structural,
+                # unassigned, negative IDs, and 0 and 1, which a bool indexes: body_table)
+                # raises TypeError in the join, a float or str TypeError, too large an ID
+                # IndexError. Left: objects that index like an int (NumPy integers), whose
+                # sum is no int: the exact check in one C pass (sum's loop over plain ints).
+                data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
+                if type(sum(token_ids)) is not int:
+                    return False
+            else:
+                token_id = token_ids[0]  # (an empty step: IndexError)
+                if type(token_id) is not int:
+                    return False
+                data = self._pieces[token_id]  # type: ignore[assignment]  # (the type is checked: 0 and 1 are text)
+                if data is None:
+                    return False
         except (TypeError, IndexError):
             return False
         self.pos += len(token_ids)
@@ -320,14 +325,8 @@ class HarmonyDecoder:
             return
         start = self.pos
         self.pos += len(token_ids)
-        if self.state is CONTENT:
-            if self._utf8.held:
-                text = self._decode(data)
-            else:
-                try:
-                    text = data.decode()  # whole characters: Utf8Stream's own fast path
-                except UnicodeDecodeError:
-                    text = self._decode(data)
+        if self.state is CONTENT:  # a body's text cut by a structural token (feed_body: the rest)
+            text = self._decode(data)
             if text:
                 self._sink.text(text)
         else:
