@@ -5,11 +5,15 @@ The peer is used the way serving stacks use it: every token goes through
 read, and each engine step that produced text becomes one pydantic ``DeltaMessage`` (with
 ``DeltaToolCall`` entries for tool calls), as vLLM's Harmony parser does.
 
+Two streams: the mix below (messages of a few to a few hundred tokens) and the header-dense
+mix of ``bench_wire.py`` (most messages under 30 tokens, a tool call every ~4 messages), where
+message boundaries, not body text, are most of the work.
+
 Both are checked to produce the same reasoning, content and tool calls before anything is
 timed. Prints medians of several runs and the ratios; also the floor: a bare loop over the
 same IDs doing only the byte-table lookup and incremental UTF-8 decoding.
 
-    python benchmarks/bench_harmony.py [--runs 5] [--tokens 50000]
+    python benchmarks/bench_harmony.py [--runs 7] [--tokens 50000]
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import tokenparse  # noqa: E402
@@ -188,37 +193,43 @@ def main() -> None:
     encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
     model = tokenparse.load("gpt-oss")
     encode = lambda text: encoding.encode(text, allowed_special="all")  # noqa: E731
-    ids = make_completion(args.tokens, encode)
-    print(f"completion: {len(ids)} tokens, {sum(1 for t in ids if t >= 200000)} special; median of {args.runs} runs")
+    from bench_wire import make_header_dense  # one generator for both benchmarks
 
-    # same text before timing
-    for step in (1, 16):
-        _, theirs = peer_stream(encoding, ids, step)
-        _, ours = ours_stream(model, ids, step)
-        assert theirs == ours, f"outputs differ at step {step}"
-    print("outputs identical (content, reasoning, tool calls) at 1 and 16 tokens per feed")
+    streams = {"mix": make_completion(args.tokens, encode), "header-dense": make_header_dense(args.tokens, encode)}
+    for name, ids in streams.items():
+        print(f"{name}: {len(ids)} tokens, {sum(1 for t in ids if t >= 200000)} special")
+        # same text before timing
+        for step in (1, 16):
+            _, theirs = peer_stream(encoding, ids, step)
+            _, ours = ours_stream(model, ids, step)
+            assert theirs == ours, f"{name}: outputs differ at step {step}"
+    print(f"outputs identical (content, reasoning, tool calls) at 1 and 16 tokens per feed; median of {args.runs} runs")
 
-    print(f"\n{'tokens/feed':>11} {'openai-harmony':>16} {'tokenparse':>14} {'floor':>14} {'speed-up':>9}")
+    print(f"\n{'stream':>12} {'tokens/feed':>11} {'openai-harmony':>16} {'tokenparse':>14} {'floor':>14} {'speed-up':>9}")
     spreads = []
-    for step in (1, 16):
-        times = all_times(
-            [
-                lambda step=step: peer_stream(encoding, ids, step, keep=False),
-                lambda step=step: ours_stream(model, ids, step, keep=False),
-                lambda step=step: floor_loop(model.table.pieces, ids, step),
-            ],
-            args.runs,
-        )
-        t_peer, t_ours, t_floor = (statistics.median(t) for t in times)
-        n = len(ids)
-        print(
-            f"{step:>11} {n / t_peer:>12,.0f} t/s {n / t_ours:>10,.0f} t/s {n / t_floor:>10,.0f} t/s "
-            f"{t_peer / t_ours:>8.1f}x"
-        )
-        spreads.append((step, times, n))
-    print("\nCPU µs per token, median (min-max) of the interleaved runs:")
-    for step, (peer, ours, floor), n in spreads:
-        print(f"  {step:>2} tokens/feed: openai-harmony {_us(peer, n)}, tokenparse {_us(ours, n)}, floor {_us(floor, n)}")
+    for name, ids in streams.items():
+        for step in (1, 16):
+            times = all_times(
+                [
+                    lambda step=step, ids=ids: peer_stream(encoding, ids, step, keep=False),
+                    lambda step=step, ids=ids: ours_stream(model, ids, step, keep=False),
+                    lambda step=step, ids=ids: floor_loop(model.table.pieces, ids, step),
+                ],
+                args.runs,
+            )
+            t_peer, t_ours, t_floor = (statistics.median(t) for t in times)
+            n = len(ids)
+            print(
+                f"{name:>12} {step:>11} {n / t_peer:>12,.0f} t/s {n / t_ours:>10,.0f} t/s {n / t_floor:>10,.0f} t/s "
+                f"{t_peer / t_ours:>8.1f}x"
+            )
+            spreads.append((name, step, times, n))
+    print("\nCPU µs per token, median (min-max) of the interleaved runs; speed-up, median (min-max) of the runs:")
+    for name, step, (peer, ours, floor), n in spreads:
+        ratios = sorted(p / o for p, o in zip(peer, ours))
+        print(f"  {name:>12} {step:>2} tokens/feed: openai-harmony {_us(peer, n)}, tokenparse {_us(ours, n)}, "
+              f"floor {_us(floor, n)}; {statistics.median(ratios):.1f}x ({ratios[0]:.1f}-{ratios[-1]:.1f})")
+    print(f"load average: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
     # per-token cost must not grow with the length of the response
     print("\nper-token cost by completion length (1 token per feed):")

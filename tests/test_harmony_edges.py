@@ -145,3 +145,43 @@ def test_step_deltas_are_indistinguishable_from_validated_ones(gpt_oss, encode_h
         assert copy.content == "x" and copy.token_ids == delta.token_ids
         delta.tool_calls.append(None)  # each delta owns its lists
     assert all(d.tool_calls == [] for d in stream(gpt_oss, ids, 1)[0] if d.content or d.reasoning)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 16])
+def test_a_body_step_checks_every_item_and_reads_ids_0_and_1_as_text(gpt_oss, encode_harmony, size):
+    """A body step is joined without a per-item type check (``HarmonyDecoder.feed_body``):
+    IDs 0 and 1 (``!`` and ``"``) are still text there, a bool in their place an invalid ID,
+    a NumPy integer the plain int it stands for (and ``token_ids`` plain ints)."""
+    np = pytest.importorskip("numpy")
+    head = encode_harmony("<|channel|>final<|message|>")
+    # ID 0 is "!", ID 1 is '"' (a tokenizer merges them with their neighbours; a model may not)
+    body = (encode_harmony("say") + [1] + encode_harmony("hi") + [1, 0] + encode_harmony(" then more words")
+            + [0, 0] + encode_harmony(" and more to fill a step") + [1])
+    tail = encode_harmony("<|end|>")
+    ids = head + body + tail
+    reference = gpt_oss.parse(ids)
+    assert reference.content == 'say"hi"! then more words!! and more to fill a step"'
+
+    def fed(items):
+        parser = gpt_oss.parser()
+        deltas = parser.feed(head) + [d for k in range(0, len(items), size) for d in parser.feed(items[k:k + size])]
+        deltas += parser.feed(tail) + parser.finish()
+        return parser, deltas
+
+    parser, deltas = fed(body)
+    assert parser.result() == reference and parser.diagnostics == []
+    assert [t for d in deltas for t in d.token_ids] == ids
+
+    k = body.index(1)
+    numpy_items = body[:k] + [np.int64(body[k])] + body[k + 1:]
+    parser, deltas = fed(numpy_items)
+    assert parser.result() == reference and parser.diagnostics == []
+    assert all(type(t) is int for d in deltas for t in d.token_ids)
+    assert [t for d in deltas for t in d.token_ids] == ids
+
+    for flag in (True, False):
+        items = body[:k] + [flag] + body[k + 1:]
+        parser, deltas = fed(items)
+        assert parser.result().content == gpt_oss.parse(head + items + tail).content
+        assert "\ufffd" in parser.result().content
+        assert [d.code for d in parser.diagnostics] == ["invalid_token"]

@@ -232,7 +232,8 @@ class Parser:
         if observer is not None:
             observer.attach(self._decoder, self._log)
         # a decoder's step of body text alone, when it has one (Harmony): see feed; the
-        # located step is then the rest of the decoder's feed (the body was tried first)
+        # located step is then the rest of the decoder's feed (the body was tried first).
+        # feed_body checks its items' types itself and consumes nothing when it declines.
         self._feed_body = getattr(self._decoder, "feed_body", None) if observer is None else None
         # bound once: called for every engine step
         self._decode_step = getattr(self._decoder, "feed_structured" if self._feed_body else "feed")
@@ -252,26 +253,29 @@ class Parser:
 
     def feed(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
-        if type(token_ids) is list and self.state is _OPEN and (
-                type(token_ids[0]) is int if len(token_ids) == 1
-                else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # the usual step, a list of plain ints: no copy, no per-ID check; a body step
-            # (the decoder's feed_body) reports nothing, so there is nothing to locate
-            if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
+        if type(token_ids) is list and self.state is _OPEN:
+            # the usual step, a list of plain ints: no copy. A body step (the decoder's
+            # feed_body, which checks its IDs' types itself) reports nothing, so there is
+            # nothing to locate; any other step pays the exact type check here first.
+            if self._feed_body is not None and self._feed_body(token_ids):
+                return self._assembler.take(token_ids)
+            if (type(token_ids[0]) is int if len(token_ids) == 1
+                    else _count_of(map(type, token_ids), int) == len(token_ids)):
                 self._decode_located(token_ids)
-            return self._assembler.take(token_ids)
+                return self._assembler.take(token_ids)
         return self._assembler.take(self._consume(token_ids))
 
     def feed_runs(self, token_ids: Sequence[int]) -> list[Run]:
         """:meth:`feed` without the pydantic objects: the same deltas as plain
         ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
         servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
-        if type(token_ids) is list and self.state is _OPEN and (
-                type(token_ids[0]) is int if len(token_ids) == 1
-                else _count_of(map(type, token_ids), int) == len(token_ids)):
-            if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
-                self._decode_located(token_ids)  # (see feed)
-            return self._assembler.take_runs(token_ids)
+        if type(token_ids) is list and self.state is _OPEN:  # (see feed)
+            if self._feed_body is not None and self._feed_body(token_ids):
+                return self._assembler.take_runs(token_ids)
+            if (type(token_ids[0]) is int if len(token_ids) == 1
+                    else _count_of(map(type, token_ids), int) == len(token_ids)):
+                self._decode_located(token_ids)
+                return self._assembler.take_runs(token_ids)
         return self._assembler.take_runs(self._consume(token_ids))
 
     def _consume(self, token_ids: Sequence[int]) -> list[Any]:
@@ -284,7 +288,7 @@ class Parser:
                 ids = _plain_ints(ids)
         elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
             ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
-        if not (len(ids) > 1 and self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):
+        if not (self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):
             ids = _int_ids(ids)
         return ids
 

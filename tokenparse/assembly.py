@@ -12,11 +12,13 @@ from __future__ import annotations
 from os import urandom as _urandom
 from typing import Callable, Sequence
 
-from pydantic import BaseModel
-
 from .core import DiagnosticLog
 from .errors import ToolCallError
-from .messages import ChatMessage, DeltaMessage, FunctionCall, ToolCall
+from .messages import ChatMessage, DeltaMessage
+from .messages_fast import call_delta as _call_delta
+from .messages_fast import chat_message as _chat_message
+from .messages_fast import text_delta as _text_delta
+from .messages_fast import tool_calls as _tool_calls
 from .toolset import ToolSet
 
 __all__ = ["Assembler", "make_call_id", "Run", "run_delta"]
@@ -246,7 +248,7 @@ class Assembler:
         else:
             ids = list(token_ids) if type(token_ids) is not list else token_ids
         if kind <= _REASONING and not self._runs:  # the common step: text of one body
-            return [_text_delta(kind, payload, ids)]
+            return [_text_delta(_TEXT_FIELD[kind], payload, ids)]
         runs, self._runs = self._runs, []
         deltas = [_make_delta(k, p, None) for k, p in runs]
         deltas.append(_make_delta(kind, payload, ids))
@@ -297,19 +299,15 @@ class Assembler:
             self.tool_end(None)
 
     def message(self, finish_reason: str | None) -> ChatMessage:
-        calls = [_tool_call(c.id, c.name, "".join(c.args)) for c in self._calls]
-        builtin = [_tool_call(c.id, c.name, "".join(c.args)) for c in self._builtin_calls]
+        calls = _tool_calls([(c.id, c.name, "".join(c.args)) for c in self._calls])
+        builtin = _tool_calls([(c.id, c.name, "".join(c.args)) for c in self._builtin_calls])
         if finish_reason == "stop" and calls:
             finish_reason = "tool_calls"
-        return ChatMessage(
-            content="".join(self._content) if self._content else None,
-            reasoning="".join(self._reasoning) if self._reasoning else None,
-            tool_calls=calls,
-            builtin_tool_calls=builtin,
-            finish_reason=finish_reason,  # type: ignore[arg-type]
-            reasoning_tokens=self._reasoning_tokens,
-            completion_tokens=self.consumed_tokens,
-        )
+        # built from strings and counts made here (messages_fast: checked against the
+        # validated construction at import)
+        return _chat_message("".join(self._content) if self._content else None,
+                             "".join(self._reasoning) if self._reasoning else None,
+                             calls, builtin, finish_reason, self._reasoning_tokens, self.consumed_tokens)
 
     def argument_parts(self, index: int) -> tuple[list[str], bool]:
         """Argument fragments of accepted call ``index`` so far, and whether the call ended."""
@@ -320,86 +318,8 @@ class Assembler:
         return self._content
 
 
-# Validating a plain dict skips the Python-level ``BaseModel.__init__``; the result is the
-# same validated model (this is what ``model_validate`` does).
-_validate_delta = DeltaMessage.__pydantic_validator__.validate_python
-
-
 _TEXT_FIELD = (None, "content", "reasoning")
-_new_object = object.__new__
-_set_attribute = object.__setattr__
-# the model's slots, set through their descriptors (one C call each, no attribute lookup)
-_set_dict = BaseModel.__dict__["__dict__"].__set__
-_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
-_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
-
-
-def _text_delta_constructed(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
-    """A text delta built the way ``BaseModel.model_construct`` builds one, from values that
-    are valid by construction (a str and the parser's list of ints); a step's delta is the
-    single most frequent object the parser makes. Checked against the validator at import."""
-    delta = _new_object(DeltaMessage)
-    _set_dict(delta, {
-        "content": text if kind == _CONTENT else None,
-        "reasoning": text if kind == _REASONING else None,
-        "tool_calls": [],
-        "builtin_tool_calls": [],
-        "token_ids": token_ids,
-    })
-    _set_fields_set(delta, {_TEXT_FIELD[kind], "token_ids"})
-    _set_extra(delta, None)
-    _set_private(delta, None)
-    return delta
-
-
-def _text_delta_validated(kind: int, text: object, token_ids: Sequence[int]) -> DeltaMessage:
-    return _validate_delta({_TEXT_FIELD[kind]: text, "token_ids": token_ids})
-
-
-def _pick_text_delta():
-    for kind in (_CONTENT, _REASONING):
-        fast, checked = _text_delta_constructed(kind, "x", [1]), _text_delta_validated(kind, "x", [1])
-        if (fast != checked or fast.model_fields_set != checked.model_fields_set
-                or fast.model_dump_json() != checked.model_dump_json()):
-            return _text_delta_validated  # a pydantic whose model layout differs: validate
-    return _text_delta_constructed
-
-
-_text_delta = _pick_text_delta()
-
-
-def _tool_call_constructed(call_id: str, name: str, arguments: str) -> ToolCall:
-    """``ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))`` built
-    like :func:`_text_delta_constructed` from strings the assembler made (a batch of rows
-    builds many); checked against the validator at import."""
-    function = _new_object(FunctionCall)
-    _set_attribute(function, "__dict__", {"name": name, "arguments": arguments})
-    _set_fields_set(function, {"name", "arguments"})
-    _set_extra(function, None)
-    _set_private(function, None)
-    call = _new_object(ToolCall)
-    _set_attribute(call, "__dict__", {"id": call_id, "type": "function", "function": function})
-    _set_fields_set(call, {"id", "function"})
-    _set_extra(call, None)
-    _set_private(call, None)
-    return call
-
-
-def _tool_call_validated(call_id: str, name: str, arguments: str) -> ToolCall:
-    return ToolCall(id=call_id, function=FunctionCall(name=name, arguments=arguments))
-
-
-def _pick_tool_call():
-    fast, checked = _tool_call_constructed("c", "f", "{}"), _tool_call_validated("c", "f", "{}")
-    if (fast != checked or fast.model_fields_set != checked.model_fields_set
-            or fast.function.model_fields_set != checked.function.model_fields_set
-            or fast.model_dump_json() != checked.model_dump_json()):
-        return _tool_call_validated
-    return _tool_call_constructed
-
-
-_tool_call = _pick_tool_call()
+_CALL_FIELD = (None, None, None, "tool_calls", "builtin_tool_calls")
 
 
 #: A run as :meth:`Assembler.take_runs` hands it out: ``(kind, payload, token_ids)``.
@@ -426,41 +346,13 @@ def run_delta(run: Run) -> DeltaMessage:
     if kind == RUN_IDS:
         return DeltaMessage(token_ids=token_ids)
     if kind <= _REASONING:
-        if token_ids is not None:
-            return _text_delta(kind, payload, token_ids)
-        return _validate_delta({_TEXT_FIELD[kind]: payload})
-    calls = []
-    for index, call_id, name, arguments in payload:
-        if call_id is not None:
-            calls.append({"index": index, "id": call_id, "type": "function",
-                          "function": {"name": name, "arguments": arguments}})
-        else:
-            calls.append({"index": index, "function": {"arguments": arguments}})
-    fields: dict = {"tool_calls" if kind == _TOOLS else "builtin_tool_calls": calls}
-    if token_ids is not None:
-        fields["token_ids"] = token_ids
-    return _validate_delta(fields)
+        return _text_delta(_TEXT_FIELD[kind], payload, token_ids)
+    return _call_delta(_CALL_FIELD[kind], payload, token_ids)
 
 
-def _make_delta(kind: int, payload: object, token_ids: Sequence[int] | None) -> DeltaMessage:
+def _make_delta(kind: int, payload: object, token_ids: list[int] | None) -> DeltaMessage:
+    """A run of :meth:`Assembler.take` (text, or the open run's ``[call, first, args]``
+    entries) as its delta; the same object :func:`run_delta` makes of the run's tuple."""
     if kind <= _REASONING:
-        fields: dict = {_TEXT_FIELD[kind]: payload}
-    else:
-        parts = [_delta_call(call, first, args) for call, first, args in payload]  # type: ignore[attr-defined]
-        fields = {"tool_calls" if kind == _TOOLS else "builtin_tool_calls": parts}
-    if token_ids is not None:
-        fields["token_ids"] = token_ids
-    return _validate_delta(fields)
-
-
-def _delta_call(call: _Call, first: bool, args: list[str]) -> dict:
-    # plain dicts: the delta's validator builds the nested models in one pass
-    arguments = "".join(args) if args else None
-    if first:
-        return {
-            "index": call.index,
-            "id": call.id,
-            "type": "function",
-            "function": {"name": call.name, "arguments": arguments if arguments is not None else ""},
-        }
-    return {"index": call.index, "function": {"arguments": arguments}}
+        return _text_delta(_TEXT_FIELD[kind], payload, token_ids)
+    return _call_delta(_CALL_FIELD[kind], _call_items(payload), token_ids)  # type: ignore[arg-type]

@@ -6,6 +6,12 @@ that is an ``int``: NumPy / torch integers become plain ints, a bool (an ``int``
 never a token ID) becomes an :class:`InvalidItem`, and anything else (floats, strings,
 ``None``) is left for the decoder to report as an invalid ID at its position. A step of
 plain ints costs one C-level pass over the types and no copy.
+
+Harmony's body steps (``HarmonyDecoder.feed_body``) skip that pass: their table has
+``None`` where a bool indexes (IDs 0 and 1; a step holding them takes the checked path)
+and a step whose ``sum`` is no int (a NumPy integer among them) is declined, so the result
+is the same. An ``int`` subclass other than bool (an ``IntEnum``) is an int there: read as
+its value and kept as fed in ``token_ids``, where the checked path makes it a plain int.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import TokenizerError
 from ..tokenizers.table import TokenTable
 
-__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table", "hashable"]
+__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table", "body_table", "hashable"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,15 @@ def guarded_table(pieces: list[bytes | None], non_text: frozenset[int]) -> list[
     for token_id in non_text:
         guarded[token_id] = None
     return guarded + [None] * len(guarded)
+
+
+def body_table(guarded: list[bytes | None]) -> list[bytes | None]:
+    """The guarded table with ``None`` at IDs 0 and 1 as well: the slots ``False`` and
+    ``True`` index. ``HarmonyDecoder.feed_body`` joins a step through it without checking
+    each item's type; a step holding ID 0 or 1 (or a bool) takes the checked path."""
+    body = list(guarded)
+    body[0] = body[1] = None
+    return body
 
 
 def hashable(value: object) -> bool:
