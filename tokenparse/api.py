@@ -253,9 +253,10 @@ class Parser:
     def feed(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
         if type(token_ids) is list and self.state is _OPEN and (
-                type(token_ids[0]) is int if len(token_ids) == 1
-                else _count_of(map(type, token_ids), int) == len(token_ids)):
-            # the usual step, a list of plain ints: no copy, no per-ID check; a body step
+                type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
+                else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
+            # the usual step, a list of plain non-negative ints (token_ids.py says why the
+            # sign): no copy, no per-ID Python check; a body step
             # (the decoder's feed_body) reports nothing, so there is nothing to locate
             if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
                 self._decode_located(token_ids)
@@ -267,8 +268,8 @@ class Parser:
         ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
         servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
         if type(token_ids) is list and self.state is _OPEN and (
-                type(token_ids[0]) is int if len(token_ids) == 1
-                else _count_of(map(type, token_ids), int) == len(token_ids)):
+                type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
+                else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
             if not (len(token_ids) > 1 and self._feed_body is not None and self._feed_body(token_ids)):
                 self._decode_located(token_ids)  # (see feed)
             return self._assembler.take_runs(token_ids)
@@ -280,10 +281,11 @@ class Parser:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
         if len(ids) == 1:
-            if type(ids[0]) is not int:
+            if type(ids[0]) is not int or ids[0] < 0:
                 ids = _plain_ints(ids)
-        elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
-            ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
+        elif ids and (_count_of(map(type, ids), int) != len(ids) or min(ids) < 0):  # C passes, no set lookups
+            # numpy integers become plain ints; bools, negative ints and others are invalid
+            ids = _plain_ints(ids)
         if not (len(ids) > 1 and self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):
             ids = _int_ids(ids)
         return ids
