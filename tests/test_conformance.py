@@ -296,6 +296,49 @@ def test_an_item_that_is_no_token_id_reads_alike_in_parse_batch_and_segments(d, 
         assert expected.completion_tokens == len(row) - (bad == 2.5)
 
 
+def _negative_ids(vocab_size: int) -> list[int]:
+    """Negative IDs on both sides of where a byte table read from its end would land: the
+    guard slots (-1 .. -n), just below them, between -n and -2n, and below -2n."""
+    n = vocab_size
+    return [-1, -n, -n - 1, -n - 5, -(3 * n) // 2, -2 * n, -2 * n - 1, -3 * n]
+
+
+@pytest.mark.parametrize("name", EVERY)
+def test_a_negative_id_is_an_invalid_id_at_every_entry_point(d):
+    """A negative int is no token ID, however far below zero (a list-backed table read it
+    from its end before: Qwen3 read -151674 as the text ``<|file_sep|>``): strict parse
+    raises InvalidTokenError at its position; lenient parse reads the rest exactly as with a
+    float in that slot and reports one invalid ID there; a stream fed 1 or 16 IDs per step,
+    parse_batch (list and NumPy rows) and segments read the row alike."""
+    ids = d.ids(d.ex.text)
+    k = len(ids) // 2
+
+    def streamed(row: list, step: int) -> tuple:
+        parser = d.model.parser(tools=WEATHER_TOOLS)
+        for i in range(0, len(row), step):
+            parser.feed(row[i:i + step])
+        parser.finish()
+        return without_call_ids(parser.result()), [(x.code, x.position) for x in parser.diagnostics]
+
+    reference, reference_log = streamed(ids[:k] + [2.5] + ids[k + 1:], len(ids))
+    assert ("invalid_token", k) in reference_log
+    for bad in _negative_ids(d.table.vocab_size):
+        row = ids[:k] + [bad] + ids[k + 1:]
+        with pytest.raises(tokenparse.InvalidTokenError) as raised:
+            d.model.parse(row, tools=WEATHER_TOOLS, strict=True)
+        assert raised.value.position == k, (bad, raised.value)
+        expected = without_call_ids(d.model.parse(row, tools=WEATHER_TOOLS))
+        assert expected["completion_tokens"] == len(row)  # an int, counted like the float is not
+        assert {**expected, "completion_tokens": 0} == {**reference, "completion_tokens": 0}, bad
+        for step in (1, 16, len(row)):
+            assert streamed(row, step) == (expected, reference_log), (bad, step)
+        batched = d.model.parse_batch([row, np.array(row, dtype=np.int64)], tools=WEATHER_TOOLS)
+        assert [without_call_ids(m) for m in batched] == [expected] * 2, bad
+        [error] = d.model.parse_batch([row], tools=WEATHER_TOOLS, strict=True)
+        assert isinstance(error, tokenparse.InvalidTokenError) and error.position == k, (bad, error)
+        assert texts_of(d.model.segments(row)) == texts_of(d.model.segments(ids[:k] + [object()] + ids[k + 1:]))
+
+
 def texts_of(segments) -> list:
     return [(s.channel, s.recipient, s.text) for s in segments]
 

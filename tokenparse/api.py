@@ -254,13 +254,14 @@ class Parser:
     def feed(self, token_ids: Sequence[int]) -> list[DeltaMessage]:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
         if type(token_ids) is list and self.state is _OPEN:
-            # the usual step, a list of plain ints: no copy. A body step (the decoder's
-            # feed_body, which checks its IDs' types itself) reports nothing, so there is
-            # nothing to locate; any other step pays the exact type check here first.
+            # the usual step, a list of plain non-negative ints: no copy. A body step (the
+            # decoder's feed_body, which checks its IDs' types and signs itself) reports
+            # nothing, so there is nothing to locate; any other step pays the exact check here
+            # first (token_ids.py says why the sign).
             if self._feed_body is not None and self._feed_body(token_ids):
                 return self._assembler.take(token_ids)
-            if (type(token_ids[0]) is int if len(token_ids) == 1
-                    else _count_of(map(type, token_ids), int) == len(token_ids)):
+            if (type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
+                    else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
                 self._decode_located(token_ids)
                 return self._assembler.take(token_ids)
         return self._assembler.take(self._consume(token_ids))
@@ -272,8 +273,8 @@ class Parser:
         if type(token_ids) is list and self.state is _OPEN:  # (see feed)
             if self._feed_body is not None and self._feed_body(token_ids):
                 return self._assembler.take_runs(token_ids)
-            if (type(token_ids[0]) is int if len(token_ids) == 1
-                    else _count_of(map(type, token_ids), int) == len(token_ids)):
+            if (type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
+                    else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
                 self._decode_located(token_ids)
                 return self._assembler.take_runs(token_ids)
         return self._assembler.take_runs(self._consume(token_ids))
@@ -284,10 +285,11 @@ class Parser:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
         if len(ids) == 1:
-            if type(ids[0]) is not int:
+            if type(ids[0]) is not int or ids[0] < 0:
                 ids = _plain_ints(ids)
-        elif ids and _count_of(map(type, ids), int) != len(ids):  # one C pass, no set lookups
-            ids = _plain_ints(ids)  # numpy integers become plain ints; bools and others are invalid
+        elif ids and (_count_of(map(type, ids), int) != len(ids) or min(ids) < 0):  # C passes, no set lookups
+            # numpy integers become plain ints; bools, negative ints and others are invalid
+            ids = _plain_ints(ids)
         if not (self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):
             ids = _int_ids(ids)
         return ids

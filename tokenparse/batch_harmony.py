@@ -128,6 +128,8 @@ class HarmonyRows:
                 data = self._marked[row[0]] if row else b""
         except (TypeError, IndexError):
             return None
+        if row and min(row) < 0:
+            return None  # a negative ID reads a real piece from the table's end: parse reports it
         if self._always_check or _FALSE_MARK in data or _TRUE_MARK in data:
             # a bool indexes the table like 0 or 1: only a row that holds one of those two
             # IDs pays the exact type check (one more C pass), then gets their bytes back

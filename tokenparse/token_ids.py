@@ -3,15 +3,23 @@
 Every entry point (``Parser.feed``, ``Model.segments``, ``parse_batch``'s rows) passes its
 items through :func:`plain_id_list`, so a decoder may index its byte table with any item
 that is an ``int``: NumPy / torch integers become plain ints, a bool (an ``int`` to Python,
-never a token ID) becomes an :class:`InvalidItem`, and anything else (floats, strings,
-``None``) is left for the decoder to report as an invalid ID at its position. A step of
-plain ints costs one C-level pass over the types and no copy.
+never a token ID) and a negative int become an :class:`InvalidItem`, and anything else
+(floats, strings, ``None``) is left for the decoder to report as an invalid ID at its
+position. A step of plain non-negative ints costs two C-level passes (the types, ``min``)
+and no copy.
 
-Harmony's body steps (``HarmonyDecoder.feed_body``) skip that pass: their table has
-``None`` where a bool indexes (IDs 0 and 1; a step holding them takes the checked path)
-and a step whose ``sum`` is no int (a NumPy integer among them) is declined, so the result
-is the same. An ``int`` subclass other than bool (an ``IntEnum``) is an int there: read as
-its value and kept as fed in ``token_ids``, where the checked path makes it a plain int.
+Why negatives are wrapped here and not left to the tables: a decoder's byte table is a list
+whose guard slots give ``None`` for ``-1 .. -n``, but Python indexes a list from its end, so
+an ID below the guard (``-n - 1`` and lower, down to minus the table's length) would read a
+real piece (for Qwen3, ``-151674`` read as the text ``<|file_sep|>``). No table layout
+closes that; one sign check at the entry does.
+
+Harmony's body steps (``HarmonyDecoder.feed_body``) skip those passes: their table has
+``None`` where a bool indexes (IDs 0 and 1; a step holding them takes the checked path),
+a step whose ``sum`` is no int (a NumPy integer among them) or whose ``min`` is negative is
+declined, so the result is the same. An ``int`` subclass other than bool (an ``IntEnum``)
+is an int there: read as its value and kept as fed in ``token_ids``, where the checked path
+makes it a plain int.
 """
 from __future__ import annotations
 
@@ -38,10 +46,18 @@ class InvalidItem:
 
 
 def plain_ints(ids: list[Any]) -> list[Any]:
-    """Int-like values (numpy integers) as plain ints, bools wrapped as invalid items;
-    anything else is left for the decoder to report as an invalid ID."""
-    return [t if type(t) is int else InvalidItem(t) if isinstance(t, bool) else t.__index__() if int_like(t) else t
-            for t in ids]
+    """Int-like values (numpy integers) as plain ints, bools and negative integers wrapped
+    as invalid items; anything else is left for the decoder to report as an invalid ID."""
+    return [t if type(t) is int and t >= 0 else _plain_item(t) for t in ids]
+
+
+def _plain_item(item: Any) -> Any:
+    if type(item) is int or isinstance(item, bool):
+        return InvalidItem(item)  # a negative int, or a bool
+    if int_like(item):
+        value = item.__index__()
+        return value if value >= 0 else InvalidItem(value)
+    return item
 
 
 def int_ids(ids: list[Any]) -> list[int]:
@@ -81,6 +97,6 @@ def as_id_list(token_ids: Any) -> list[int]:
 def plain_id_list(token_ids: Any) -> list[Any]:
     """``token_ids`` as a list a decoder can take (see the module docstring)."""
     ids = as_id_list(token_ids)
-    if countOf(map(type, ids), int) != len(ids):
+    if countOf(map(type, ids), int) != len(ids) or (ids and min(ids) < 0):
         ids = plain_ints(ids)
     return ids

@@ -142,13 +142,14 @@ class HarmonyDecoder(HarmonyMessages):
                 # unassigned, negative IDs, and 0 and 1, which a bool indexes: body_table)
                 # raises TypeError in the join, a float or str TypeError, too large an ID
                 # IndexError. Left: objects that index like an int (NumPy integers), whose
-                # sum is no int: the exact check in one C pass (sum's loop over plain ints).
+                # sum is no int: the exact check in one C pass (sum's loop over plain ints);
+                # and IDs below the guard, which a list reads from its end (token_ids.py)
                 data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
-                if type(sum(token_ids)) is not int:
+                if type(sum(token_ids)) is not int or min(token_ids) < 0:
                     return False
             else:
                 token_id = token_ids[0]  # (an empty step: IndexError)
-                if type(token_id) is not int:
+                if type(token_id) is not int or token_id < 0:
                     return False
                 data = self._pieces[token_id]  # type: ignore[assignment]  # (the type is checked: 0 and 1 are text)
                 if data is None:
