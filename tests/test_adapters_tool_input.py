@@ -212,3 +212,50 @@ def test_nesting_at_the_scanner_limit_reads_alike(depth):
     for sizes in ([], [5], [len(text) - 1]):
         fast, scanner_only = _feed_both(text, sizes)
         assert fast == scanner_only
+
+
+UNREADABLE_NUMBERS = ["1e999", "-1e999", "1.5e400", "9" * 400 + ".5", "7" * 4301, "-" + "7" * 4301, "1" * 4301 + ".5"]
+READABLE_NUMBERS = ["1.5e308", "-2e-400", "7" * 4300, "-" + "9" * 400, "0." + "1" * 5000]
+
+
+@pytest.mark.parametrize("number", UNREADABLE_NUMBERS)
+def test_a_number_no_reader_takes_ends_the_input_before_it(number):
+    """``json`` and ``jiter`` refuse an integer part over 4300 digits, and read a float
+    beyond the float range as infinity, which no JSON serializer writes back: the input
+    stops before such a number (whole or fragmented; the whole-object try and the scanner
+    alike), and what was sent reads as the SDK reads it."""
+    text = '{"b": 2, "a": ' + number + ', "c": 3}'
+    for sizes in ([], [1] * 40, [3, 7, 11], [len(text) - 1], [len(text) - 3]):
+        fast, scanner_only = _feed_both(text, sizes)
+        assert fast == scanner_only
+        sent, value = fast
+        assert "".join(sent) == '{"b": 2, "a": '
+        assert value == {"b": 2} == jiter.from_json("".join(sent).encode(), partial_mode=True)
+
+
+@pytest.mark.parametrize("number", READABLE_NUMBERS)
+def test_a_number_readers_take_is_sent_whole(number):
+    text = '{"b": 2, "a": ' + number + ', "c": 3}'
+    for sizes in ([], [1] * 40, [3, 7, 11], [len(text) - 1]):
+        fast, scanner_only = _feed_both(text, sizes)
+        assert fast == scanner_only
+        sent, value = fast
+        assert "".join(sent) == text
+        assert value == json.loads(text) == jiter.from_json(text.encode())
+
+
+@pytest.mark.parametrize("number", [UNREADABLE_NUMBERS[0], UNREADABLE_NUMBERS[4], READABLE_NUMBERS[0]])
+@pytest.mark.parametrize("size", [1, 16, 10_000])
+def test_a_call_with_an_extreme_number_streams_and_builds_as_strict_json(gpt_oss, encode_harmony, number, size):
+    """Before, an integer of 5000 digits made ``message()`` raise a bare ValueError and
+    ``1e999`` gave an ``input`` holding infinity (no strict JSON dump)."""
+    body = '{"location": "Tokyo", "n": ' + number + "}"
+    steps, message = _parse_in_steps(gpt_oss, _gpt_oss_call(encode_harmony, body), size)
+    stream, events = _events(steps, message)
+    check_anthropic_well_formed(events)
+    final = sdk_anthropic(events)  # the SDK's accumulator: no error mid-stream
+    complete = stream.message()
+    json.dumps(complete, allow_nan=False)
+    (block,) = [b for b in final.content if b.type == "tool_use"]
+    assert block.input == [b for b in complete["content"] if b["type"] == "tool_use"][0]["input"]
+    assert block.input == (json.loads(body) if number in READABLE_NUMBERS else {"location": "Tokyo"})

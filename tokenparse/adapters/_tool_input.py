@@ -9,7 +9,10 @@ arguments as they stream and sends only what is still a valid prefix of one obje
 
 * arguments whose first non-blank character is not ``{`` send nothing: ``input`` is ``{}``;
 * arguments that stop being JSON (or go on after the object closed) send everything before
-  the first bad character, nothing after it;
+  the first bad character, nothing after it; a number no reader takes counts as bad there
+  (an integer part longer than Python's digit limit, 4300, which both ``json`` and ``jiter``
+  refuse, or a value beyond the float range, which they read as infinity and no JSON
+  serializer writes back): the input never holds what the client cannot read or re-send;
 * the rest streams as the model wrote it.
 
 The final ``input`` (:meth:`ToolInput.value`) is what the streamed text gives: the object
@@ -20,7 +23,9 @@ dropped). Streaming and non-streaming clients therefore end with the same ``inpu
 from __future__ import annotations
 
 import json
+import math
 import re
+import sys
 from typing import Any
 
 from ..json import JsonValueScanner
@@ -40,9 +45,48 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+#: the longest integer part a reader takes: Python's int conversion limit (``json``; 0 turns
+#: it off) is also ``jiter``'s, the anthropic SDK's partial reader
+_MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
+_INTEGER_PART = re.compile(r"-?([0-9]*)")
+
+
+def _unreadable_number(number: str) -> str | None:
+    """Why no client could read ``number`` (valid JSON number syntax) back, or ``None``."""
+    digits = len(_INTEGER_PART.match(number).group(1))  # type: ignore[union-attr]  # always matches
+    if digits > _MAX_INT_DIGITS:
+        return f"a number with {digits} integer digits (readers stop at {_MAX_INT_DIGITS})"
+    if ("." in number or "e" in number or "E" in number) and math.isinf(float(number)):
+        # a float (an integer of up to the digit limit reads as an int, never infinite)
+        return f"a number beyond the float range ({number[:20]})"
+    return None
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError("a number beyond the float range")
+    return value
+
+
+class _InputScanner(JsonValueScanner):
+    """The scanner with the one rule a reader adds to JSON's grammar (see the module
+    docstring): a complete number must be one it can read; the check runs once per number,
+    at its end."""
+
+    __slots__ = ()
+
+    def _end_number(self, number: str, end_offset: int) -> None:
+        super()._end_number(number, end_offset)
+        if len(number) > 4 and (reason := _unreadable_number(number)) is not None:
+            raise JsonStreamError(reason, offset=end_offset - len(number))
+
+
 #: one C decode of a whole object (``NaN`` / ``Infinity`` refused, as RFC 8259 and the
-#: scanner do); ``raw_decode`` ends just past the object, as the scanner's ``feed`` does
-_decode_object = json.JSONDecoder(parse_constant=_refuse_constant).raw_decode
+#: scanner do, and numbers beyond the float range, as ``_InputScanner`` does; an integer
+#: too long to read cannot fit in ``_WHOLE_LIMIT``); ``raw_decode`` ends just past the
+#: object, as the scanner's ``feed`` does
+_decode_object = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float).raw_decode
 
 #: arguments at most this long are tried as one whole object when a ``}`` arrives: an
 #: object nested deeper than the scanner allows needs more characters (an opener and a
@@ -99,7 +143,7 @@ class ToolInput:
                 self._state = _DONE
                 return self._send(text, before, end)
         if scanner is None:
-            scanner = self._scanner = JsonValueScanner()
+            scanner = self._scanner = _InputScanner()
         try:
             end = scanner.feed(text)
         except JsonStreamError as error:
