@@ -185,3 +185,30 @@ def test_a_body_step_checks_every_item_and_reads_ids_0_and_1_as_text(gpt_oss, en
         assert parser.result().content == gpt_oss.parse(head + items + tail).content
         assert "\ufffd" in parser.result().content
         assert [d.code for d in parser.diagnostics] == ["invalid_token"]
+
+
+@pytest.mark.parametrize("size", [2, 16, 64, 65, 400])
+@pytest.mark.parametrize("where", ["guard", "below guard", "below table"])
+def test_a_negative_id_in_a_body_step_is_invalid_at_every_step_length(gpt_oss, encode_harmony, size, where):
+    """``feed_body`` checks the sign of a step's IDs by one ``struct`` pack up to 64 IDs and
+    by ``min`` beyond: both refuse a negative ID wherever the list-backed table would land
+    (its guard slots, real pieces read from its end, past its start)."""
+    n = gpt_oss.table.vocab_size
+    bad = {"guard": -1, "below guard": -n - 3, "below table": -3 * n}[where]
+    head = encode_harmony("<|channel|>final<|message|>")
+    body = encode_harmony(" the quick brown fox jumps over the lazy dog" * 30)[:300]
+    ids = head + body[:150] + [bad] + body[150:] + encode_harmony("<|end|>")
+    parser = gpt_oss.parser(strict=True)
+    with pytest.raises(tokenparse.InvalidTokenError) as raised:
+        for k in range(0, len(ids), size):
+            parser.feed(ids[k:k + size])
+    assert raised.value.position == len(head) + 150
+    lenient = gpt_oss.parser()
+    for k in range(0, len(ids), size):
+        lenient.feed(ids[k:k + size])
+    lenient.finish()
+    assert [(x.code, x.position) for x in lenient.diagnostics] == [("invalid_token", len(head) + 150)]
+    reference = gpt_oss.parser()
+    reference.feed(head + body[:150] + [2.5] + body[150:] + encode_harmony("<|end|>"))  # no number at all
+    reference.finish()
+    assert lenient.result().content == reference.result().content

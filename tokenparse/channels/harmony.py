@@ -14,6 +14,8 @@ from __future__ import annotations
 from itertools import compress
 from itertools import count as _count
 from operator import itemgetter as _itemgetter
+from struct import Struct as _Struct
+from struct import error as _StructError
 from typing import Sequence
 
 from ..core import DiagnosticLog
@@ -26,6 +28,11 @@ __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 #: a boundary (terminator through <|message|>) longer than this is not memoised
 _BOUNDARY_MAX_TOKENS = 48
 _INT_ONLY = frozenset({int})
+#: a body step of up to this many IDs is sign-checked by one ``struct`` pack (it refuses a
+#: negative ID, and one of 2**32 or more, in one C pass; counted ~40% cheaper than ``min``
+#: at 16 IDs per step); a longer step by ``min``
+_PACKED_STEP = 64
+_PACK_UNSIGNED = tuple(_Struct(f"{n}I").pack for n in range(_PACKED_STEP + 1))
 
 
 class HarmonyDecoder(HarmonyMessages):
@@ -145,7 +152,11 @@ class HarmonyDecoder(HarmonyMessages):
                 # sum is no int: the exact check in one C pass (sum's loop over plain ints);
                 # and IDs below the guard, which a list reads from its end (token_ids.py)
                 data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
-                if type(sum(token_ids)) is not int or min(token_ids) < 0:
+                if type(sum(token_ids)) is not int:
+                    return False
+                if len(token_ids) <= _PACKED_STEP:
+                    _PACK_UNSIGNED[len(token_ids)](*token_ids)  # struct.error: a negative ID
+                elif min(token_ids) < 0:
                     return False
             else:
                 token_id = token_ids[0]  # (an empty step: IndexError)
@@ -154,7 +165,7 @@ class HarmonyDecoder(HarmonyMessages):
                 data = self._pieces[token_id]  # type: ignore[assignment]  # (the type is checked: 0 and 1 are text)
                 if data is None:
                     return False
-        except (TypeError, IndexError):
+        except (TypeError, IndexError, _StructError):
             return False
         self.pos += len(token_ids)
         if self._utf8.held:
