@@ -5,7 +5,8 @@ The routing of those segments (channel and recipient -> reasoning, content, tool
 
 :class:`HarmonyDecoder` is the hot path: a step of body text (``feed_body``: one lookup,
 one join, one decode), a step cut by structural tokens into runs of ordinary ones, and
-message boundaries seen before (memoised per model). The states it moves through, the
+message boundaries seen before (memoised per model), and a message start cut by the end
+of a step held back so that the next step finds its boundary in the memo (``_hold``). The states it moves through, the
 structural tokens' handlers and the recovery rules are :class:`.harmony_messages.HarmonyMessages`
 (its base class, where the states are written down).
 """
@@ -35,8 +36,16 @@ _PACKED_STEP = 64
 _PACK_UNSIGNED = tuple(_Struct(f"{n}I").pack for n in range(_PACKED_STEP + 1))
 
 
+#: the boundary memo's value for a boundary's beginning (see HarmonyDecoder._hold)
+_BEGINS = "begins"
+
+
 class HarmonyDecoder(HarmonyMessages):
     """Channel decoder for Harmony; drives a :class:`SegmentSink`. One per response."""
+
+    #: a message start held back from the end of the last step (``_hold``); an instance
+    #: attribute only while IDs are held
+    _held: list[int] | tuple[()] = ()
 
     def continue_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         """Start where the prompt's last message leaves off (see ``BoundHarmony.decoder``).
@@ -59,6 +68,7 @@ class HarmonyDecoder(HarmonyMessages):
         self._sink, self._log = header, DiagnosticLog()
         try:
             self.feed(tail)
+            self._release_held()
         finally:
             self._sink, self._log = sink, log
         self.pos = 0
@@ -78,6 +88,9 @@ class HarmonyDecoder(HarmonyMessages):
 
     def feed_structured(self, token_ids: Sequence[int]) -> None:
         """``feed`` once ``feed_body`` declined the step."""
+        if self._held:  # (the state is BETWEEN: feed_body declines every step while IDs are held)
+            token_ids = [*self._held, *token_ids]
+            del self._held
         if len(token_ids) == 1:
             # One token per step (an engine without batching of steps), not body text: a
             # header word is one append; a structural token goes straight to its handler.
@@ -126,6 +139,8 @@ class HarmonyDecoder(HarmonyMessages):
                     k = done
                     start = cuts[k - 1] + 1
                     continue
+                if token_id == self._t.start and self._hold(token_ids, cut):
+                    return
             self._special_or_invalid(token_id)
             self.pos += 1
             start = cut + 1
@@ -226,7 +241,50 @@ class HarmonyDecoder(HarmonyMessages):
                 and opened is not opened_before and len(self._boundary_cache) < HEADER_CACHE_SIZE):
             end = self._end_name(first_id) if self._opens_boundary[first_id] is CONTENT else None
             self._boundary_cache[key] = (end, *opened, self._hdr_start - base)
+            # For _hold: the same boundary from its <|start|> (a held start is looked up by
+            # it) and its beginnings from there (they end before <|message|>, so no key is
+            # both); at most _BOUNDARY_MAX_TOKENS entries more per boundary
+            begin = 0 if end is None else 1
+            if len(key) > begin and key[begin] == self._t.start:
+                cache = self._boundary_cache
+                if begin:
+                    cache.setdefault(key[1:], (None, *opened, self._hdr_start - base - 1))
+                cache.update(dict.fromkeys([key[begin:j] for j in range(begin + 1, len(key))], _BEGINS))
         return m + 1
+
+    def _hold(self, token_ids: Sequence[int], cut: int) -> bool:
+        """Hold back the step's tail from the ``<|start|>`` at ``cut`` (between messages)
+        when a clean boundary seen before began with it: the next step brings its
+        ``<|message|>``, and the whole boundary is then one memo hit instead of one handler
+        per header token (16 tokens per step cut most short messages' headers). Holding
+        defers no diagnostic and no output: those tokens would only have collected header
+        words. At most ``_BOUNDARY_MAX_TOKENS`` IDs, released by the next step, ``finish``
+        or the prompt (``continue_prompt``)."""
+        if len(token_ids) - cut > _BOUNDARY_MAX_TOKENS:
+            return False
+        tail = tuple(token_ids[cut:])
+        # (a tail holds no <|message|>, so it is never a whole boundary's key)
+        if not _INT_ONLY.issuperset(map(type, tail)) or tail not in self._boundary_cache:
+            return False
+        self._held = list(tail)
+        return True
+
+    def _release_held(self) -> None:
+        """Feed the held IDs through the general path, one by one (they are clean)."""
+        held = self._held
+        if held:
+            del self._held  # back to the class's empty default: no state of its own
+            non_text = self._non_text
+            for token_id in held:
+                if token_id in non_text:
+                    self._special_or_invalid(token_id)
+                    self.pos += 1
+                else:
+                    self._ordinary_run([token_id])
+
+    def finish(self) -> None:
+        self._release_held()
+        super().finish()
 
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""

@@ -33,8 +33,10 @@ recipient (it is a content type, never the recipient), text after ``<|return|>``
 special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in the text).
 
 Buffers: the header's bytes (at most ``max_header_tokens`` tokens, then the rest is body
-text) and the UTF-8 stream's held bytes (at most 3); the header and boundary caches are
-the model's, bounded at ``HEADER_CACHE_SIZE`` entries each.
+text), the UTF-8 stream's held bytes (at most 3) and a held message start (at most 48
+IDs, ``HarmonyDecoder._hold``); the header and boundary caches are the model's, bounded
+at ``HEADER_CACHE_SIZE`` entries each (the boundary cache: plus at most 48 entries that the
+last boundary it took brings, HarmonyDecoder._boundary).
 """
 from __future__ import annotations
 
