@@ -212,3 +212,18 @@ def test_a_negative_id_in_a_body_step_is_invalid_at_every_step_length(gpt_oss, e
     reference.feed(head + body[:150] + [2.5] + body[150:] + encode_harmony("<|end|>"))  # no number at all
     reference.finish()
     assert lenient.result().content == reference.result().content
+
+
+def test_a_raw_0xff_byte_in_a_body_step_is_text_at_every_chunking(gpt_oss, encode_harmony):
+    # feed_body marks structural and invalid IDs with the byte 0xFF (NOT_BODY), which valid
+    # UTF-8 never holds; a token of raw bytes holding it takes the general path
+    from tokenparse.channels.harmony_tokens import NOT_BODY
+
+    pieces = gpt_oss.table.pieces
+    raw = [i for i in range(len(pieces)) if pieces[i] is not None and NOT_BODY in pieces[i]]
+    assert raw, "the vocabulary has byte tokens"
+    ids = (encode_harmony("<|channel|>final<|message|>before") + [raw[0]] + encode_harmony(" after é")
+           + [raw[-1]] + encode_harmony("<|end|>"))
+    message, _ = _all_chunkings_agree(gpt_oss, ids)
+    expected = b"before" + pieces[raw[0]] + " after é".encode() + pieces[raw[-1]]
+    assert message["content"] == expected.decode("utf-8", "replace")

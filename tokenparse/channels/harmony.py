@@ -22,7 +22,7 @@ from typing import Sequence
 from ..core import DiagnosticLog
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
-from .harmony_tokens import hashable
+from .harmony_tokens import NOT_BODY, hashable
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
@@ -33,6 +33,8 @@ _INT_ONLY = frozenset({int})
 #: negative ID, and one of 2**32 or more, in one C pass; counted ~40% cheaper than ``min``
 #: at 16 IDs per step); a longer step by ``min``
 _PACKED_STEP = 64
+#: NOT_BODY as the int ``in`` looks for (one memchr; a bytes needle costs ~10x as much)
+_NOT_BODY_BYTE = NOT_BODY[0]
 _PACK_UNSIGNED = tuple(_Struct(f"{n}I").pack for n in range(_PACKED_STEP + 1))
 
 
@@ -160,14 +162,14 @@ class HarmonyDecoder(HarmonyMessages):
         try:
             if len(token_ids) > 1:
                 # itemgetter looks all of them up in one C call (cheaper than map over the
-                # table's __getitem__) and indexes like the table: a None piece (structural,
-                # unassigned, negative IDs, and 0 and 1, which a bool indexes: body_table)
-                # raises TypeError in the join, a float or str TypeError, too large an ID
-                # IndexError. Left: objects that index like an int (NumPy integers), whose
-                # sum is no int: the exact check in one C pass (sum's loop over plain ints);
-                # and IDs below the guard, which a list reads from its end (token_ids.py)
+                # table's __getitem__) and indexes like the table: the NOT_BODY byte marks a
+                # structural, unassigned or negative ID, and 0 and 1, which a bool indexes
+                # (body_table); a float or str raises TypeError, too large an ID IndexError.
+                # Left: objects that index like an int (NumPy integers), whose sum is no
+                # int: the exact check in one C pass (sum's loop over plain ints); and IDs
+                # below the guard, which a list reads from its end (token_ids.py)
                 data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
-                if type(sum(token_ids)) is not int:
+                if _NOT_BODY_BYTE in data or type(sum(token_ids)) is not int:
                     return False
                 if len(token_ids) <= _PACKED_STEP:
                     _PACK_UNSIGNED[len(token_ids)](*token_ids)  # struct.error: a negative ID

@@ -73,7 +73,7 @@ class HarmonyMessages:
         boundary_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
         non_text: frozenset[int] | None = None,
-        body_pieces: list[bytes | None] | None = None,
+        body_pieces: list[bytes] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # message boundaries seen before, shared per model like the header cache (_boundary)
