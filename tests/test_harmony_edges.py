@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from streaming import CHUNK_SIZES, check_token_ids, chunks, message_dict, reassemble, stream, without_ids
+from streaming import CHUNK_SIZES, check_token_ids, message_dict, reassemble, stream, without_ids
 
 import tokenparse
 
