@@ -323,3 +323,19 @@ def test_wire_items_taken_over_by_the_object_path(runs, picks, fast_finish):
         out.append(stream.finish_sse(message) if mixed and fast_finish else render_sse(stream.finish(message)))
         outputs.append(("".join(out), stream.response()))
     assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("cap", [0, 7, 40])
+def test_sequence_numbers_past_the_decimal_table(harmony_encoding, monkeypatch, cap):
+    """The hot path reads sequence numbers under the table's cap from it and formats later
+    ones: the same bytes on both sides of the cap (one token per step: an event each)."""
+    from tokenparse.adapters import _responses_wire
+
+    monkeypatch.setattr(_responses_wire, "_DECIMAL_CAP", cap)
+    monkeypatch.setattr(_responses_wire, "_DECIMAL", [str(n) for n in range(cap)])
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    (objects, a), (fast, b) = _both_paths(model, ids, [1] * len(ids), tools, "responses", {})
+    assert fast.count("event: ") > 2 * cap
+    assert (fast, b) == (objects, a)
