@@ -94,6 +94,9 @@ _SCAN_FAILURES = (StopIteration, ValueError, RecursionError)
 #: an object nested deeper than the scanner allows needs more characters (an opener and a
 #: closer per level), so within this length the C read and the scanner accept alike
 _SHORT_LIMIT = 2 * DEFAULT_MAX_DEPTH
+#: the flat-prefix match re-reads the text so far on every fragment: only this long (a
+#: call's first fragments), so its cost stays bounded per call
+_FLAT_LIMIT = 256
 
 # A valid prefix of one flat JSON object (string keys; string, literal and short number
 # values, no nesting), matched to its end; the one capturing group that takes part, if
@@ -225,7 +228,7 @@ class ToolInput:
                 if out:
                     self._sent.append(out)
                 return out
-        match = _FLAT_PREFIX.match(whole)
+        match = _FLAT_PREFIX.match(whole) if len(whole) <= _FLAT_LIMIT else None
         if match is None:
             return None
         upto = match.start(match.lastindex) if match.lastindex else len(whole)
