@@ -283,3 +283,59 @@ def test_joined_json_strings_are_the_joined_text_escaped(texts):
     from tokenparse.adapters._common import join_json_strings, json_string
 
     assert join_json_strings([json_string(t) for t in texts]) == json_string("".join(texts))
+
+
+_TEXTS = st.text(alphabet=st.sampled_from(['"', "\\", "a", "\n", "\x00", "é", "東", "🚀", "\ud800", "\u2028"]),
+                 min_size=1, max_size=5)
+_RUNS = st.one_of(
+    st.tuples(st.sampled_from([1, 2]), _TEXTS),  # RUN_CONTENT, RUN_REASONING
+    st.tuples(st.just(3), st.lists(_TEXTS, min_size=1, max_size=3)),  # a call: first fragment, then more
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(runs=st.lists(_RUNS, max_size=12), picks=st.lists(st.booleans(), min_size=30, max_size=30),
+       fast_finish=st.booleans())
+def test_wire_items_taken_over_by_the_object_path(runs, picks, fast_finish):
+    """An item the wire path opened and the object path continues or closes (``step`` after
+    ``step_sse``) keeps its text exactly, whatever its pieces escape to (lone surrogates,
+    quotes, backslashes at the joins): same bytes and final object as ``step`` alone."""
+    from tokenparse.assembly import RUN_TOOL_CALLS
+    from tokenparse.messages import ChatMessage
+
+    steps = []
+    for n, (kind, payload) in enumerate(runs):
+        if kind == RUN_TOOL_CALLS:
+            steps.append((kind, [(n, f"call_{n}", "get_weather", payload[0])], None))
+            steps += [(kind, [(n, None, None, piece)], None) for piece in payload[1:]]
+        else:
+            steps += [(kind, piece, None) for piece in payload]
+    outputs = []
+    for mixed in (False, True):
+        stream = _stream("responses", {})
+        out = [render_sse(stream.start())]
+        for n, run in enumerate(steps):
+            if mixed and picks[n % len(picks)]:
+                out.append(stream.step_sse([run]))
+            else:
+                out.append(render_sse(stream.step([run_delta(run)])))
+        message = ChatMessage(finish_reason="stop")
+        out.append(stream.finish_sse(message) if mixed and fast_finish else render_sse(stream.finish(message)))
+        outputs.append(("".join(out), stream.response()))
+    assert outputs[0] == outputs[1]
+
+
+@pytest.mark.parametrize("cap", [0, 7, 40])
+def test_sequence_numbers_past_the_decimal_table(harmony_encoding, monkeypatch, cap):
+    """The hot path reads sequence numbers under the table's cap from it and formats later
+    ones: the same bytes on both sides of the cap (one token per step: an event each)."""
+    from tokenparse.adapters import _responses_wire
+
+    monkeypatch.setattr(_responses_wire, "_DECIMAL_CAP", cap)
+    monkeypatch.setattr(_responses_wire, "_DECIMAL", [str(n) for n in range(cap)])
+    messages, tools, _ = HARMONY_EXAMPLES["gpt-oss/full"]
+    ids = _harmony_ids(harmony_encoding, messages)
+    model = tokenparse.load("gpt-oss")
+    (objects, a), (fast, b) = _both_paths(model, ids, [1] * len(ids), tools, "responses", {})
+    assert fast.count("event: ") > 2 * cap
+    assert (fast, b) == (objects, a)

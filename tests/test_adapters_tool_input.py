@@ -13,12 +13,12 @@ import random
 import httpx2
 import jiter
 import pytest
+from adapters_support import check_anthropic_well_formed, sdk_anthropic
 from anthropic import Anthropic
 from anthropic.types import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming import CHUNK_SIZES, chunks
-from adapters_support import check_anthropic_well_formed, sdk_anthropic
 
 from tokenparse.adapters import AnthropicMessageStream
 from tokenparse.adapters._tool_input import ToolInput, partial_object
@@ -159,12 +159,12 @@ def test_cut_off_call_streams_and_reads_the_same_as_the_sdk():
 
 
 class _ScannerOnly(ToolInput):
-    """The scanner alone: no fragment is tried as a whole object first."""
+    """The scanner alone: no fragment is read by the short path (whole object, flat prefix)."""
 
     __slots__ = ()
 
-    def _whole_object_end(self, text, before):
-        return -1
+    def _read_short(self, text):
+        return None
 
 
 def _feed_both(text, sizes):
@@ -259,3 +259,36 @@ def test_a_call_with_an_extreme_number_streams_and_builds_as_strict_json(gpt_oss
     (block,) = [b for b in final.content if b.type == "tool_use"]
     assert block.input == [b for b in complete["content"] if b["type"] == "tool_use"][0]["input"]
     assert block.input == (json.loads(body) if number in READABLE_NUMBERS else {"location": "Tokyo"})
+
+
+FLAT_OBJECTS = [
+    '{"city": "Zürich", "days": 1}',
+    '{ "a" : -0.5e+12 , "b":true,"c" :false,\n\t"d": null, "e": "x\\"y\\\\z\\u00e9\\n/", "f": 123456789012345}',
+    '{"k\\u0041": "", "n": 0, "m": -12.25E-3, "😀": "東京"}',
+]
+#: arguments the flat-prefix reading must leave to the scanner (nesting, numbers it does not
+#: take, what the scanner refuses), read alike by both whatever the cut
+NOT_FLAT = ['{"a": [1, {"b": 2}]}', '{"a": 1234567890123456, "b": 1e100}', '{"a": 01}', '{"a": 1.}',
+            '{"a": "\\x"}', '{"a": tru}', '{"a": "\x01"}', '{"a": 1 2}', '{"a" 1}', '{"a": 1,}', '{"a": nulls}',
+            '{"a": -}', '{"a": 1e+}', '{"a": "\\u12G4"}', '{\u00a0"a": 1}', '{"a": 1}x', '{"a": 1}}']
+
+
+@pytest.mark.parametrize("document", FLAT_OBJECTS + NOT_FLAT)
+def test_a_prefix_read_without_a_scanner_sends_what_the_scanner_sends(document):
+    """Every cut into two fragments and every prefix fed one character at a time: the
+    fragments, the finish and the value are the scanner's."""
+    for text in (document, document[:-1]):
+        for cut in range(len(text) + 1):
+            for sizes in ([cut], [1] * cut):
+                fast, scanner_only = _feed_both(text, sizes)
+                assert fast == scanner_only, (text, sizes)
+
+
+@pytest.mark.parametrize("document", FLAT_OBJECTS)
+def test_a_flat_object_fed_piece_by_piece_needs_no_scanner(document):
+    for size in (1, 2, 3, 7):
+        tool_input, sent = ToolInput(), []
+        for i in range(0, len(document), size):
+            sent.append(tool_input.feed(document[i : i + size]))
+        assert tool_input._scanner is None
+        assert "".join(sent) == document and tool_input.value() == json.loads(document)

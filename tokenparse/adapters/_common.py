@@ -89,10 +89,16 @@ def join_json_strings(pieces: list[str]) -> str:
     answer once the quotes between pieces are gone; inside a JSON string a raw ``"`` only
     follows a backslash, so every run of quotes in the joined inner text is the boundary
     quotes (an even number) after at most one escaped quote, and removing quote pairs
-    leaves exactly that escaped quote."""
+    leaves exactly that escaped quote. The outer quotes stay on (two copies of the text
+    instead of five): the opening one starts a run of odd length (it and the boundary
+    quotes of empty pieces), so one quote is left of it; the closing one ends a run that
+    is even only after an escaped quote, and then every quote of the run went and the
+    text ends with that quote's backslash: the escaped quote and the closing quote are
+    put back."""
     if len(pieces) == 1:
         return pieces[0]
-    return '"' + "".join(pieces)[1:-1].replace('""', "") + '"' if pieces else '""'
+    text = "".join(pieces).replace('""', "")
+    return text if text[-1:] == '"' else text + '""'
 
 
 def json_copy(value: Any) -> Any:

@@ -65,8 +65,6 @@ class OpenItem:
     run_kind: int = 0
     #: ``in_progress`` while open, then ``completed`` or ``incomplete``
     status: str = "in_progress"
-    #: the JSON text of the closed item's body, when the wire fast path rendered it
-    body_json: str | None = None
     #: the JSON text of each piece of ``text`` the wire fast path escaped (complete when
     #: as long as ``text``: the close events then join these instead of escaping again)
     escaped: list[str] | None = None

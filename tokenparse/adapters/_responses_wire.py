@@ -4,24 +4,31 @@ SSE text of ``step`` and ``finish`` without building the events.
 The hot path is a text run continuing the open item: one sequence number and one JSON
 string escape between fixed pieces of the item's delta event (``_hot_wire``). Items of
 the three kinds a model writes most (``message``, ``reasoning``, ``function_call``) open
-and close from frames (:mod:`._frames`) rendered once per process by the object path:
-the open frame carries ``output_item.added`` (and ``content_part.added``) with the first
-delta, the close frame the done events, whose repeated item text is joined from the
-escaped pieces its deltas sent (no second escape); the closed item's body is filled once
-and kept, so ``response.completed`` joins the bodies instead of rendering the whole output
-again, and the final ``Response`` object is only built if
-:meth:`~ResponsesStream.response` asks for it. Everything else (built-in items,
-logprobs, hand-made deltas, a ``length`` finish) takes the object path.
+and close from frames (:mod:`._frames`) rendered once per process by the object path.
+When one item follows another (a header-dense stream opens one every few dozen tokens)
+the done events of the one and the added events and first delta of the next are one
+frame, filled once. Such an item is no :class:`OpenItem` while it streams, only the tuple
+``_wire_item`` and its escaped text pieces: its done events repeat its text joined from
+those pieces (no second escape), and the closed item is kept as its body's JSON text (the
+``response.completed`` output is those bodies joined; the final ``Response`` object,
+built only if :meth:`~ResponsesStream.response` asks, reads them back). Everything else
+(built-in items, logprobs, hand-made deltas, a ``length`` finish) takes the object path,
+which first turns the open wire item into an :class:`OpenItem` (``adopt``).
 
 The functions here are ``ResponsesStream`` methods (``step_sse = _responses_wire.step_sse``).
-Their state, on the stream: ``_hot_kind`` is the run kind whose text continues the open item
-on the hot path (-1: none; set only while streaming without logprobs), ``_hot_text`` and
-``_hot_escaped`` that item's text pieces and their JSON texts, ``_hot_wire`` the open item's delta event pieces (``None`` until the
-fast path needs them, ``()`` for an item without delta events); the object path resets
-them (``_forget_wire``) whenever the open item closes or logprobs begin.
+Their state, on the stream: ``_wire_item`` the open item the fast path opened (``None`` when
+no item is open or the open one is ``_open``, the object path's): ``(frames, item id, its
+JSON text, output index as text, call id, name, their JSON texts, call index)``;
+``_hot_escaped`` the JSON texts of its text pieces, the only copy of its text;
+``_hot_kind`` the run kind whose text continues it on the hot path (-1: none, or a call);
+``_wire_call`` the index of the open wire ``function_call`` (-1: none); ``_hot_wire`` the
+open item's delta event pieces (``None`` until the fast path needs them, ``()`` for an item
+without delta events). The object path resets them (``_forget_wire``) whenever the open
+item closes or logprobs begin.
 """
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..messages import ChatMessage
@@ -39,49 +46,66 @@ from ._common import (
     to_json,
 )
 from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
-from ._responses_items import DELTA_EVENTS, OpenItem, responses_usage
+from ._responses_items import ITEM_ID_PREFIX, OpenItem, responses_usage
 
 if TYPE_CHECKING:
     from .responses import ResponsesStream
 
-__all__ = ["step_sse", "finish_sse"]
+__all__ = ["step_sse", "finish_sse", "adopt"]
 
-#: item types that open and close from frames
-_FRAMED = frozenset({"message", "reasoning", "function_call"})
-#: slot order of every frame: item id, text, call id, name, item body, first delta; output
-#: index, then the sequence numbers of the frame's events
-_SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3), str_slot(4), str_slot(5),
-          int_slot(0), int_slot(1), int_slot(2), int_slot(3), int_slot(4)]
-_BODY, _DELTA = 4, 5
-#: the call id and name slots of an item that is no call
-_NO_CALL = ("null", "null")
+#: the value layout of every frame: the item closing (A: item id, text, body, output index,
+#: sequence numbers of its done events), then the item opening (B: item id, call id, name,
+#: first delta, output index, sequence numbers of its added events and first delta); A is
+#: rendered with markers 0-4, B with markers 10-15, so one frame can hold both
+_SLOTS = [str_slot(0), str_slot(1), str_slot(4), int_slot(0), int_slot(1), int_slot(2), int_slot(3),
+          str_slot(10), str_slot(12), str_slot(13), str_slot(15), int_slot(10), int_slot(11), int_slot(12), int_slot(13)]
+#: the B part of the values when no item closes
+_NO_A = ("", "", "", "", 0, 0, 0)
+#: the body frame's values: item id, text, call id, name (JSON texts)
+_BODY_SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3)]
+#: the call id and name JSON texts of an item that is no call
+_NULL = "null"
+#: framed item type -> (part kind, run kind, whether its text runs go hot)
+_KINDS = {"message": ("content", RUN_CONTENT), "reasoning": ("reasoning", RUN_REASONING),
+          "function_call": ("tool_call", RUN_TOOL_CALLS)}
 
 
 class _ItemFrames:
     """The frames of one item type (shared by every stream: these item types render
     nothing that depends on the stream's options)."""
 
-    __slots__ = ("open_delta", "open_delta_events", "open", "open_events", "close", "close_events", "body",
-                 "delta_head", "delta_middle", "delta_tail")
+    __slots__ = ("item_type", "prefix", "part_kind", "run_kind", "hot_kind", "number", "open", "open_delta",
+                 "open_events", "close", "close_events", "then", "body", "delta_head", "middle", "delta_tail")
 
-    open_delta: Frame  # output_item.added (+ content_part.added) and the first delta event
-    open_delta_events: int
-    open: Frame  # the same without the delta (a call whose first fragment has no arguments)
-    open_events: int
-    close: Frame  # the done events, the item body as one slot
+    item_type: str
+    prefix: str  # of its item ids
+    part_kind: str  # the part kind of its key
+    run_kind: int  # the run kind that continues it
+    hot_kind: int  # the same for a text item; -1 for a call (its runs are no text)
+    number: int  # its place in ``then``
+    open: Frame  # output_item.added (+ content_part.added), as B
+    open_delta: Frame  # the same and the first delta event
+    open_events: int  # events in ``open`` (``open_delta`` has one more)
+    close: Frame  # the done events, as A, the item body as one slot
     close_events: int
-    body: Frame  # the completed item's body
+    then: list[Frame]  # ``close`` and the open frames of each type: ``then[2 * number + with_delta]``
+    body: Frame  # the completed item's body (``_BODY_SLOTS``)
     delta_head: str  # a delta event up to its sequence number
-    delta_middle: Frame  # from the sequence number to the delta text (item id, output index)
+    middle: tuple[str, str, str]  # from the sequence number to the delta text, cut at the item id and output index
     delta_tail: str  # after the delta text
 
 
-_FRAMES: dict[str, _ItemFrames] = {}
+#: the decimal texts of the sequence numbers under ``_DECIMAL_CAP`` (32768 strings, about
+#: 2 MB, made once per process with the frames): a delta event indexes this list instead
+#: of formatting an int (about 70 of the some 500 ns of the usual step's event, timeit);
+#: later numbers are formatted
+_DECIMAL_CAP = 1 << 15
+_DECIMAL: list[str] = []
 
-
-def _marked_item(item_type: str) -> OpenItem:
-    return OpenItem(item_type, int_mark(0), str_mark(0), ("", 0), text=[str_mark(1)], call_id=str_mark(2),
-                    name=str_mark(3))
+#: item type -> its frames; run kind -> the frames of the text item it opens (built once
+#: per process, by the first stream that needs them)
+_TYPES: dict[str, _ItemFrames] = {}
+_TEXT: dict[int, _ItemFrames] = {}
 
 
 def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
@@ -96,14 +120,13 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
         if type(run) is tuple:
             # the usual step: one text run continuing the open item
             if run[0] == self._hot_kind and run[1]:
-                payload = run[1]
-                escaped = json_string(payload)
-                self._hot_text.append(payload)
+                escaped = json_string(run[1])
                 self._hot_escaped.append(escaped)
                 wire = self._hot_wire
                 number = self._sequence_number
                 self._sequence_number = number + 1
-                return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+                digits = _DECIMAL[number] if number < _DECIMAL_CAP else str(number)
+                return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
             if self.state is self.STREAMING and self._aligner is None:
                 return _run_sse(self, run)
     if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
@@ -123,7 +146,10 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
     the closed items' bodies; the final object is built if :meth:`response` asks."""
     if self.state is not self.STREAMING or self._aligner is not None or message.finish_reason == "length":
         return render_sse(self.finish(message))
-    sse = _close_sse(self, self._open) if self._open is not None else ""
+    if self._wire_item is not None:
+        sse = _close_wire_sse(self)
+    else:
+        sse = _close_sse(self, self._open) if self._open is not None else ""
     usage = responses_usage(message, self.prompt_tokens)
     mark = str_mark(0)
     number = self._sequence_number
@@ -136,10 +162,25 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
         sse += render_sse([self._event("response.completed", response=self._final_object())])
     else:
         self._sequence_number = number + 1
-        bodies = [item.body_json or to_json(self._item_body(item, item.status)) for item in self._output]
+        bodies = [item if isinstance(item, str) else to_json(self._item_body(item, item.status)) for item in self._output]
         sse += f"{head}[{','.join(bodies)}]{tail}"
     self.state = self.FINISHED
     return sse
+
+
+def adopt(self: ResponsesStream) -> None:
+    """The open wire item becomes the object path's ``_open`` (its text read back from the
+    JSON texts of its pieces, which the escape maps one to one)."""
+    frames, item_id, _, _, call_id, name, call_json, name_json, index = self._wire_item  # type: ignore[misc]
+    escaped = self._hot_escaped
+    joined = join_json_strings(escaped)
+    item = OpenItem(frames.item_type, len(self._output), item_id, (frames.part_kind, index),
+                    [json.loads(joined)] if escaped else [], call_id=call_id, name=name, run_kind=frames.run_kind,
+                    escaped=[joined] if escaped else [], call_json=(call_json, name_json))
+    self._wire_item = None
+    self._open = item
+    self._router.open_key = item.key
+    self._forget_wire()  # the object path appends text the hot path would not see
 
 
 # ---------------------------------------------------------------------- pieces
@@ -151,17 +192,117 @@ def _run_sse(self: ResponsesStream, run: tuple) -> str:
     if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
         if not payload:
             return ""
+        if kind == self._hot_kind:
+            return _wire_delta(self, payload)
         item = self._open
         if item is not None and item.run_kind == kind:
             return _delta_sse(self, item, payload)
-        return _text_item_sse(self, kind, payload)
+        frames = _TEXT.get(kind) or _build(self)[1][kind]
+        return _switch(self, frames, json_string(payload), None, None, _NULL, _NULL, 0)
     if len(payload) == 1:
         return _call_sse(self, kind, payload[0])
     return "".join([_call_sse(self, kind, call) for call in payload])
 
 
+def _wire_delta(self: ResponsesStream, text: str) -> str:
+    """``text`` continuing the open wire item."""
+    escaped = json_string(text)
+    self._hot_escaped.append(escaped)
+    wire = self._hot_wire
+    number = self._sequence_number
+    self._sequence_number = number + 1
+    digits = _DECIMAL[number] if number < _DECIMAL_CAP else str(number)
+    return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+
+
+def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
+    """One call of a tool-call run: an argument fragment of the open call, or a call's
+    first fragment (the object path for built-in items and contract errors)."""
+    index, call_id, name, arguments = call
+    if call_id is None:
+        if index == self._wire_call and kind == RUN_TOOL_CALLS:
+            return _wire_delta(self, arguments) if arguments else ""
+        item = self._open
+        if item is not None and item.run_kind == kind and item.key[1] == index:
+            return _delta_sse(self, item, arguments) if arguments else ""
+    if call_id is None or kind != RUN_TOOL_CALLS:
+        return "".join([_part_sse(self, part) for part in parts_of_run((kind, [call], None))])
+    id_json, name_json = self._router.start_call(index, call_id, name)
+    frames = _TYPES.get("function_call") or _build(self)[0]["function_call"]
+    return _switch(self, frames, json_string(arguments) if arguments else None, call_id, name, id_json, name_json,
+                   index)
+
+
+def _part_sse(self: ResponsesStream, part: Any) -> str:
+    if self._wire_item is not None:
+        adopt(self)
+    events: list[Any] = []
+    self._feed_part(part, events, [])
+    return render_sse(events)
+
+
+def _switch(self: ResponsesStream, frames: _ItemFrames, first: str | None, call_id: str | None, name: str | None,
+            call_json: str, name_json: str, index: int) -> str:
+    """Close the open item and open one of ``frames``' type whose first delta is the JSON
+    text ``first`` (``None``: no delta): the done events and the added ones are one fill
+    when the fast path opened the item that closes."""
+    output = self._output
+    wire = self._wire_item
+    if wire is None:
+        sse = _close_sse(self, self._open) if self._open is not None else ""
+        number = self._sequence_number
+        item_id = self.id_factory(frames.prefix)
+        id_json = json_string(item_id)
+        where = str(len(output))
+        values = (*_NO_A, id_json, call_json, name_json, first, where, number, number + 1, number + 2)
+        frame = frames.open if first is None else frames.open_delta
+    else:
+        a = wire[0]
+        text = join_json_strings(self._hot_escaped)
+        a_json = wire[2]
+        body = a.body.fill((a_json, text, wire[6], wire[7]))
+        output.append(body)
+        number = self._sequence_number
+        start = number + a.close_events
+        item_id = self.id_factory(frames.prefix)
+        id_json = json_string(item_id)
+        where = str(len(output))
+        values = (a_json, text, body, wire[3], number, number + 1, number + 2,
+                  id_json, call_json, name_json, first, where, start, start + 1, start + 2)
+        frame = a.then[2 * frames.number + (first is not None)]
+        sse = ""
+        number = start
+    if first is None:
+        self._sequence_number = number + frames.open_events
+        self._hot_escaped = []
+    else:
+        self._sequence_number = number + frames.open_events + 1
+        self._hot_escaped = [first]
+    self._wire_item = (frames, item_id, id_json, where, call_id, name, call_json, name_json, index)
+    self._hot_kind = frames.hot_kind
+    self._wire_call = index if call_id is not None else -1
+    middle = frames.middle
+    self._hot_wire = (frames.delta_head, f"{middle[0]}{id_json}{middle[1]}{where}{middle[2]}", frames.delta_tail)
+    return sse + frame.fill(values) if sse else frame.fill(values)
+
+
+def _close_wire_sse(self: ResponsesStream) -> str:
+    """The done events of the open wire item (status ``completed``)."""
+    frames, _, id_json, where, _, _, call_json, name_json, _ = self._wire_item  # type: ignore[misc]
+    text = join_json_strings(self._hot_escaped)
+    body = frames.body.fill((id_json, text, call_json, name_json))
+    self._output.append(body)
+    number = self._sequence_number
+    self._sequence_number = number + frames.close_events
+    self._wire_item = None
+    self._hot_escaped = []
+    self._forget_wire()
+    return frames.close.fill((id_json, text, body, where, number, number + 1, number + 2))
+
+
 def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
-    """What ``_feed_part`` sends for ``text`` continuing ``item``, as SSE text."""
+    """What ``_feed_part`` sends for ``text`` continuing ``item`` (the object path's), as
+    SSE text."""
     escaped = json_string(text)
     item.text.append(text)
     if item.escaped is not None:
@@ -169,7 +310,6 @@ def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
     wire = self._hot_wire
     if wire is None:
         wire = self._hot_wire = _item_wire(self, item)
-        _go_hot(self, item)
     if not wire:
         return ""
     number = self._sequence_number
@@ -177,138 +317,113 @@ def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
     return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"
 
 
-def _go_hot(self: ResponsesStream, item: OpenItem) -> None:
-    """``item``'s text continues on the hot path (a text item: message or reasoning)."""
-    if item.run_kind <= RUN_REASONING:
-        self._hot_kind, self._hot_text = item.run_kind, item.text
-        # an item the object path opened keeps no escaped pieces: a list nobody reads
-        self._hot_escaped = item.escaped if item.escaped is not None else []
-
-
 def _item_wire(self: ResponsesStream, item: OpenItem) -> tuple[str, ...]:
     """The fixed pieces of ``item``'s delta event: before the sequence number, between it
     and the delta text, after the text; ``()`` for an item without delta events."""
-    if item.item_type not in DELTA_EVENTS:
+    fields = self._delta_fields(item, str_mark(15), [])
+    if fields is None:
         return ()
-    frames = _frames(self, item.item_type)
-    middle = frames.delta_middle.fill((json_string(item.item_id), "", "", "", "", "", item.output_index))
-    return (frames.delta_head, middle, frames.delta_tail)
-
-
-def _text_item_sse(self: ResponsesStream, kind: int, text: str) -> str:
-    """A text run of another kind than the open item's: close it, open a ``message`` or
-    ``reasoning`` item with ``text`` as its first delta."""
-    sse = _close_sse(self, self._open) if self._open is not None else ""
-    part_kind = "content" if kind == RUN_CONTENT else "reasoning"
-    item = self._new_item(part_kind, (part_kind, 0))
-    item.text.append(text)
-    item.call_json = _NO_CALL
-    return sse + _open_sse(self, item, text)
-
-
-def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
-    """One call of a tool-call run: an argument fragment of the open call, or a call's
-    first fragment (the object path for built-in items and contract errors)."""
-    index, call_id, name, arguments = call
-    item = self._open
-    if call_id is None and item is not None and item.run_kind == kind and item.key[1] == index:
-        return _delta_sse(self, item, arguments) if arguments else ""
-    if call_id is None or kind != RUN_TOOL_CALLS:
-        return "".join([_part_sse(self, part) for part in parts_of_run((kind, [call], None))])
-    id_json, name_json = self._router.start_call(index, call_id, name)
-    sse = _close_sse(self, item) if item is not None else ""
-    item = self._new_item("tool_call", ("tool_call", index), call_id, name)
-    item.call_json = (id_json, name_json)
-    if arguments:
-        item.text.append(arguments)
-        return sse + _open_sse(self, item, arguments)
-    return sse + _open_sse(self, item, None)
-
-
-def _part_sse(self: ResponsesStream, part: Any) -> str:
-    events: list[Any] = []
-    self._feed_part(part, events, [])
-    return render_sse(events)
-
-
-def _open_sse(self: ResponsesStream, item: OpenItem, first: str | None) -> str:
-    """The events opening ``item`` (just made by ``_new_item``) and, unless ``first`` is
-    ``None``, its first delta."""
-    frames = _frames(self, item.item_type)
-    number = self._sequence_number
-    first_json = "" if first is None else json_string(first)
-    item.escaped = [first_json] if first is not None else []
-    call_id, name = item.call_json or _call_json(item)
-    values = (json_string(item.item_id), "", call_id, name, "", first_json, item.output_index, number, number + 1,
-              number + 2)
-    if first is None:
-        self._sequence_number = number + frames.open_events
-        return frames.open.fill(values)
-    self._sequence_number = number + frames.open_delta_events
-    middle = frames.delta_middle.fill(values)
-    self._hot_wire = (frames.delta_head, middle, frames.delta_tail)
-    _go_hot(self, item)
-    return frames.open_delta.fill(values)
+    saved, self._sequence_number = self._sequence_number, int_mark(11)
+    try:
+        return tuple(_cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(11), str_slot(15)))
+    finally:
+        self._sequence_number = saved
 
 
 def _close_sse(self: ResponsesStream, item: OpenItem) -> str:
-    """What ``_close_open`` sends for ``item`` (status ``completed``), as SSE text: the
-    item's text escaped once for every event that repeats it, its body kept."""
-    if item.item_type not in _FRAMED:
+    """What ``_close_open`` sends for ``item`` (the object path's; status ``completed``),
+    as SSE text, the item kept as its body's JSON text."""
+    frames = _TYPES.get(item.item_type) or _build(self)[0].get(item.item_type)
+    if frames is None:
         events: list[Any] = []
         self._close_open(events, status="completed")
         return render_sse(events)
-    frames = _frames(self, item.item_type)
-    number = self._sequence_number
     escaped = item.escaped
     text = join_json_strings(escaped) if escaped is not None and len(escaped) == len(item.text) \
         else json_string("".join(item.text))
-    item.escaped = None  # read once
-    call_id, name = item.call_json or _call_json(item)
-    values = [json_string(item.item_id), text, call_id, name, "", "", item.output_index, number, number + 1, number + 2]
-    values[_BODY] = item.body_json = frames.body.fill(values)
+    id_json = json_string(item.item_id)
+    call_json, name_json = item.call_json or (_json_text(item.call_id), _json_text(item.name))
+    body = frames.body.fill((id_json, text, call_json, name_json))
+    number = self._sequence_number
     self._sequence_number = number + frames.close_events
-    self._closed(item, "completed")
-    return frames.close.fill(values)
+    self._output.append(body)
+    self._open = None
+    self._router.open_key = None
+    self._forget_wire()
+    return frames.close.fill((id_json, text, body, str(item.output_index), number, number + 1, number + 2))
 
 
-def _frames(self: ResponsesStream, item_type: str) -> _ItemFrames:
-    """The frames of ``item_type``, made by this stream's object path with markers (once
-    per process)."""
-    frames = _FRAMES.get(item_type)
-    if frames is not None:
-        return frames
+def _json_text(value: str | None) -> str:
+    return _NULL if value is None else json_string(value)
+
+
+# ---------------------------------------------------------------------- frames
+
+
+def _build(self: ResponsesStream) -> tuple[dict[str, _ItemFrames], dict[int, _ItemFrames]]:
+    """The frames of the framed item types, made by this stream's object path with markers
+    (once per process), and the decimal texts the hot path reads (before any item it
+    continues can open)."""
+    global _DECIMAL
+    if not _TYPES:
+        _DECIMAL = [str(n) for n in range(_DECIMAL_CAP)]
+        saved = self._sequence_number
+        try:
+            table = {item_type: _render(self, item_type, number) for number, item_type in enumerate(_KINDS)}
+        finally:
+            self._sequence_number = saved
+        for a in table.values():
+            a.then = []
+            for b in table.values():
+                a.then += [_frame(a.close._text + b.open._text), _frame(a.close._text + b.open_delta._text)]
+        _TEXT.update({frames.run_kind: frames for frames in table.values() if frames.hot_kind >= 0})
+        _TYPES.update(table)
+    return _TYPES, _TEXT
+
+
+def _render(self: ResponsesStream, item_type: str, number: int) -> _ItemFrames:
     frames = _ItemFrames()
-    saved = self._sequence_number
-    try:
-        marked = _marked_item(item_type)
-        # open, with and without the first delta
-        self._sequence_number = int_mark(1)
-        opened = self._added_events(marked)
-        frames.open, frames.open_events = Frame(render_sse(opened), _SLOTS), len(opened)
-        fields = self._delta_fields(marked, str_mark(_DELTA), [])
-        assert fields is not None
-        delta = self._event(fields[0], **fields[1])
-        frames.open_delta = Frame(render_sse([*opened, delta]), _SLOTS)
-        frames.open_delta_events = len(opened) + 1
-        # a delta alone: cut at its sequence number and its text
-        self._sequence_number = int_mark(1)
-        head, middle, tail = _cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(1), str_slot(_DELTA))
-        frames.delta_head, frames.delta_middle, frames.delta_tail = head, Frame(middle, _SLOTS), tail
-        # close: the body as one slot
-        self._sequence_number = int_mark(1)
-        closed = self._done_events(marked, "completed")
-        body = to_json(self._item_body(marked, "completed"))
-        text = render_sse(closed)
-        if text.count(body) != 1:
-            raise AssertionError(f"{item_type}: the done events do not carry the item body once")
-        frames.close = Frame(text.replace(body, str_slot(_BODY)), _SLOTS)
-        frames.close_events = len(closed)
-        frames.body = Frame(body, _SLOTS)
-    finally:
-        self._sequence_number = saved
-    _FRAMES[item_type] = frames
+    frames.item_type, frames.prefix, frames.number = item_type, ITEM_ID_PREFIX[item_type], number
+    frames.part_kind, frames.run_kind = _KINDS[item_type]
+    frames.hot_kind = frames.run_kind if frames.run_kind != RUN_TOOL_CALLS else -1
+    key = (frames.part_kind, 0)
+    # B: opening, with and without its first delta
+    opening = OpenItem(item_type, int_mark(10), str_mark(10), key, call_id=str_mark(12), name=str_mark(13))
+    self._sequence_number = int_mark(11)
+    opened = self._added_events(opening)
+    fields = self._delta_fields(opening, str_mark(15), [])
+    assert fields is not None
+    delta = self._event(fields[0], **fields[1])
+    frames.open_events = len(opened)
+    open_text, open_delta_text = render_sse(opened), render_sse([*opened, delta])
+    # a delta alone: cut at its sequence number and its text
+    self._sequence_number = int_mark(11)
+    head, middle, tail = _cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(11), str_slot(15))
+    frames.delta_head, frames.delta_tail = head, tail
+    frames.middle = tuple(_cut(middle, str_slot(10), int_slot(10)))  # type: ignore[assignment]
+    # A: closing, the body as one slot
+    closing = OpenItem(item_type, int_mark(0), str_mark(0), key, text=[str_mark(1)], call_id=str_mark(2),
+                       name=str_mark(3))
+    self._sequence_number = int_mark(1)
+    closed = self._done_events(closing, "completed")
+    body = to_json(self._item_body(closing, "completed"))
+    text = render_sse(closed)
+    if text.count(body) != 1:
+        raise AssertionError(f"{item_type}: the done events do not carry the item body once")
+    frames.close_events = len(closed)
+    frames.body = Frame(body, _BODY_SLOTS)
+    frames.open, frames.open_delta = _frame(open_text), _frame(open_delta_text)
+    frames.close = _frame(text.replace(body, str_slot(4)))
     return frames
+
+
+def _frame(text: str) -> Frame:
+    """A frame over ``_SLOTS``, checked to hold no marker that is not one of its slots."""
+    frame = Frame(text, _SLOTS)
+    filled = frame.fill(["" if k < 4 or 7 <= k < 11 else 0 for k in range(len(_SLOTS))])
+    if "\\u0000" in filled or str(int_mark(0))[:8] in filled:
+        raise AssertionError("a frame holds a marker outside its slots")
+    return frame
 
 
 def _cut(text: str, *marks: str) -> list[str]:
@@ -320,12 +435,3 @@ def _cut(text: str, *marks: str) -> list[str]:
             raise AssertionError(f"frame marker {mark!r} not found once")
         pieces.append(head)
     return [*pieces, text]
-
-
-def _json_text(value: str | None) -> str:
-    return "null" if value is None else json_string(value)
-
-
-def _call_json(item: OpenItem) -> tuple[str, str]:
-    """The JSON texts of an item's call id and name (``null`` for a text item)."""
-    return _json_text(item.call_id), _json_text(item.name)

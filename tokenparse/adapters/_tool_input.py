@@ -26,6 +26,7 @@ import json
 import math
 import re
 import sys
+from json.scanner import make_scanner
 from typing import Any
 
 from ..json import JsonValueScanner
@@ -82,16 +83,43 @@ class _InputScanner(JsonValueScanner):
             raise JsonStreamError(reason, offset=end_offset - len(number))
 
 
-#: one C decode of a whole object (``NaN`` / ``Infinity`` refused, as RFC 8259 and the
+#: one C read of a whole object (``NaN`` / ``Infinity`` refused, as RFC 8259 and the
 #: scanner do, and numbers beyond the float range, as ``_InputScanner`` does; an integer
-#: too long to read cannot fit in ``_WHOLE_LIMIT``); ``raw_decode`` ends just past the
-#: object, as the scanner's ``feed`` does
-_decode_object = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float).raw_decode
+#: too long to read cannot fit in ``_SHORT_LIMIT``): ``scan(text, i) -> (value, end)``, the
+#: end just past the object, as the scanner's ``feed`` gives it
+_scan_value = make_scanner(json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float))
+_SCAN_FAILURES = (StopIteration, ValueError, RecursionError)
 
-#: arguments at most this long are tried as one whole object when a ``}`` arrives: an
-#: object nested deeper than the scanner allows needs more characters (an opener and a
-#: closer per level), so within this length the C decode and the scanner accept alike
-_WHOLE_LIMIT = 2 * DEFAULT_MAX_DEPTH
+#: arguments at most this long are read without a scanner (see ``ToolInput._read_short``):
+#: an object nested deeper than the scanner allows needs more characters (an opener and a
+#: closer per level), so within this length the C read and the scanner accept alike
+_SHORT_LIMIT = 2 * DEFAULT_MAX_DEPTH
+#: the flat-prefix match re-reads the text so far on every fragment: only this long (a
+#: call's first fragments), so its cost stays bounded per call
+_FLAT_LIMIT = 256
+
+# A valid prefix of one flat JSON object (string keys; string, literal and short number
+# values, no nesting), matched to its end; the one capturing group that takes part, if
+# any, is the unfinished token the scanner holds back (a cut escape, number run or
+# literal). Every prefix it matches is one the scanner accepts without ending or failing,
+# holding back exactly that group: strings and escapes as the scanner's strict rules have
+# them, numbers of at most 15 integer digits and a 2-digit exponent (always readable, see
+# ``_unreadable_number``), whitespace only where JSON has it. Anything else (nesting,
+# long numbers, errors, the closing brace) is left to the C read or the scanner.
+_WS = r"[ \t\n\r]*"
+_CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
+_STR = f'"{_CHAR}*+"'
+_OPEN_STR = f'"{_CHAR}*+(\\\\(?:u[0-9a-fA-F]{{0,3}})?)?'  # held: a cut escape
+_NUM = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
+_SCALAR = f"(?:{_STR}|{_NUM}|true|false|null)"
+_FLAT_PREFIX = re.compile(
+    f"{_WS}\\{{{_WS}(?:{_STR}{_WS}:{_WS}{_SCALAR}{_WS},{_WS})*"
+    f"(?:{_OPEN_STR}|{_STR}{_WS}(?::{_WS}(?:"
+    f"{_OPEN_STR}|(?:{_STR}|true|false|null){_WS}|{_NUM}[ \t\n\r]+"
+    r"|([-0-9][-+.eE0-9]*+)"  # held: a number run at the end (the scanner's whole run)
+    r"|(t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?)"  # held: a cut literal
+    r")?)?)?\Z"
+)
 
 
 class ToolInput:
@@ -100,31 +128,37 @@ class ToolInput:
     Buffers: ``_held`` holds leading whitespace (until the first non-blank character says
     whether this is an object) and the unfinished tail of a number, literal or escape (at
     most the length of that token), so that an error found later in the token never leaves
-    part of it sent; ``_sent`` keeps the text sent so far (the call's arguments, at most).
+    part of it sent; ``_sent`` keeps the text sent so far (the call's arguments, at most);
+    ``_fed`` the text fed so far while it is short (``_SHORT_LIMIT``), dropped when the
+    scanner takes over.
 
-    A fragment with a ``}`` in it may close the object: while the arguments are short
-    (``_WHOLE_LIMIT``), the text so far is first tried as one whole object by the C JSON
-    decoder. Only a complete, valid object passes (then exactly what the scanner would
-    have found: the same grammar, the same end); anything else goes to the scanner, which
-    has seen every earlier fragment and so answers as if the try never happened. The
-    scanner is made at the first fragment that does not close the object: arguments that
-    arrive whole (most calls at 16 tokens per step) never need one.
+    While the arguments are short they are read without a scanner (:meth:`_read_short`):
+    a fragment with a ``}`` in it first tries the text so far as one whole object by the C
+    JSON reader, then the text so far must be a prefix of a flat object (one regex match,
+    ``_FLAT_PREFIX``). Only text those accept passes, and for it they give exactly what
+    the scanner would (the same grammar, the same end, the same held-back tail); at the
+    first text they do not accept, a scanner is made, fed the text so far (which it
+    accepts) and answers from there on. Arguments that arrive whole or as a flat object
+    (most calls) never need one.
     """
 
-    __slots__ = ("_scanner", "_state", "_held", "_sent")
+    __slots__ = ("call_id", "name", "_scanner", "_state", "_held", "_sent", "_fed")
 
-    def __init__(self) -> None:
+    def __init__(self, call_id: str | None = None, name: str | None = None) -> None:
+        #: the ``tool_use`` block's ``id`` and ``name``
+        self.call_id, self.name = call_id, name
         self._scanner: JsonValueScanner | None = None
         self._state = _WAITING
         self._held = ""
         self._sent: list[str] = []
+        self._fed = ""
 
     def feed(self, text: str) -> str:
         """The part of the arguments so far that may be sent now (possibly ``""``)."""
         state = self._state
-        if state >= _DONE:
-            return ""
-        if state == _WAITING:
+        if state != _OBJECT:
+            if state != _WAITING:
+                return ""
             stripped = text.lstrip()
             if not stripped:
                 self._held += text
@@ -136,14 +170,15 @@ class ToolInput:
             text, self._held = self._held + text, ""
             self._state = _OBJECT
         scanner = self._scanner
-        before = scanner.offset if scanner is not None else 0
-        if "}" in text and before + len(text) <= _WHOLE_LIMIT:
-            end = self._whole_object_end(text, before)
-            if end >= 0:
-                self._state = _DONE
-                return self._send(text, before, end)
         if scanner is None:
+            out = self._read_short(text)
+            if out is not None:
+                return out
             scanner = self._scanner = _InputScanner()
+            if self._fed:
+                scanner.feed(self._fed)  # a valid prefix (_read_short took it): no end, no error
+                self._fed = ""
+        before = scanner.offset
         try:
             end = scanner.feed(text)
         except JsonStreamError as error:
@@ -173,15 +208,35 @@ class ToolInput:
             return {}
         return partial_object(sent)
 
-    def _whole_object_end(self, text: str, before: int) -> int:
-        """The scanner offset just past the object when the arguments so far (``before``
-        characters fed, then ``text``) are one complete object; -1 otherwise."""
-        whole = "".join(self._sent) + self._held + text if before else text
-        try:
-            _, end = _decode_object(whole, len(whole) - len(whole.lstrip(" \t\n\r")))
-        except (ValueError, RecursionError):
-            return -1
-        return end
+    def _read_short(self, text: str) -> str | None:
+        """What to send of ``text`` when the arguments so far are short and read whole or
+        as a flat prefix (see the class docstring); ``None``: the scanner must answer."""
+        fed = self._fed
+        whole = fed + text if fed else text
+        if len(whole) > _SHORT_LIMIT:
+            return None
+        sent_end = len(fed) - len(self._held)  # what was sent ends here in ``whole``
+        if "}" in text:
+            try:
+                end = _scan_value(whole, 0 if whole[0] == "{" else len(whole) - len(whole.lstrip(" \t\n\r")))[1]
+            except _SCAN_FAILURES:
+                pass
+            else:
+                self._state = _DONE
+                self._held = ""
+                out = whole[sent_end:end]
+                if out:
+                    self._sent.append(out)
+                return out
+        match = _FLAT_PREFIX.match(whole) if len(whole) <= _FLAT_LIMIT else None
+        if match is None:
+            return None
+        upto = match.start(match.lastindex) if match.lastindex else len(whole)
+        self._fed = whole
+        out, self._held = whole[sent_end:upto], whole[upto:]
+        if out:
+            self._sent.append(out)
+        return out
 
     def _send(self, text: str, before: int, upto: int) -> str:
         # Text fed to the scanner but not yet sent is the held tail plus ``text``; send the

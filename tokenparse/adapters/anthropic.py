@@ -110,16 +110,16 @@ class AnthropicMessageStream(AdapterStream):
 
         self._router = BlockRouter()
         self._open_index: int | None = None
-        # Blocks as they are being built: thinking/text carry a list of text pieces, tool_use
-        # a ToolInput (what was sent of its arguments); the final Message is made from these.
-        self._blocks: list[dict[str, Any]] = []
-        self._block_texts: list[list[str]] = []
-        self._tool_inputs: dict[int, ToolInput] = {}
+        # One entry per block, what the final Message is made from: a thinking/text block is
+        # the list [block type, text pieces...] (one allocation per block), a tool_use block
+        # its ToolInput (call id, name, and what was sent of its arguments). A block that is
+        # open is the last one.
+        self._blocks: list[Any] = []
         self._final: dict[str, Any] | None = None
         #: (stop reason, usage, output tokens) of the final object, built when first asked for
         self._final_args: tuple[str, dict[str, Any], int] | None = None
-        # the wire fast path's (see _anthropic_wire)
-        self._open_run_kind = -1
+        # The open block's delta event around its text, (head, tail), for both paths; and for
+        # an open thinking/text block the run kind that continues it (else -1) and its entry.
         self._hot_kind = -1
         self._hot_text: list[str] = []
         self._hot_wire: tuple[str, str] | None = None
@@ -207,13 +207,16 @@ class AnthropicMessageStream(AdapterStream):
         if not part.text:
             return
         text = part.text
-        if index in self._tool_inputs:
-            text = self._tool_inputs[index].feed(text)
+        entry = self._blocks[index]
+        if type(entry) is list:
+            entry.append(text)
+            block_type = entry[0]
+        else:
+            text = entry.feed(text)
             if not text:
                 return
-        else:
-            self._block_texts[index].append(text)
-        events.append(self._delta_event(index, self._delta_object(self._blocks[index]["type"], text)))
+            block_type = "tool_use"
+        events.append(self._delta_event(index, self._delta_object(block_type, text)))
 
     @staticmethod
     def _block_object(part: Part) -> dict[str, Any]:
@@ -252,50 +255,46 @@ class AnthropicMessageStream(AdapterStream):
         """Open the block ``part`` starts (no events): its index and its start object."""
         block = self._block_object(part)
         index = len(self._blocks)
-        if block["type"] == "tool_use":
-            self._tool_inputs[index] = ToolInput()
-        self._blocks.append(block)
-        self._block_texts.append([])
+        run_kind = _RUN_KINDS.get(part.kind, -1)
+        if run_kind >= 0:
+            entry: Any = [block["type"]]
+            self._hot_text = entry
+        else:
+            entry = ToolInput(part.call_id, part.name)
+        self._blocks.append(entry)
         self._open_index = index
         self._router.open_key = part.key
-        self._forget_wire()
-        self._open_run_kind = _RUN_KINDS.get(part.kind, -1)
+        self._hot_kind = run_kind
+        self._hot_wire = _wire.delta_wire(block["type"], index)
         return index, block
 
     def _stop_open(self, events: list[AnthropicEvent]) -> None:
         index = self._open_index
         if index is None:
             return
-        tool_input = self._tool_inputs.get(index)
-        if tool_input is not None:
-            tail = tool_input.finish()
+        entry = self._blocks[index]
+        if type(entry) is not list:
+            tail = entry.finish()
             if tail:
                 events.append(self._delta_event(index, self._delta_object("tool_use", tail)))
         events.append(self._stop_event(index))
         self._close_open_block()
 
-    def _forget_wire(self) -> None:
-        """The open block stopped (or another started): nothing continues on the hot path."""
+    def _close_open_block(self) -> None:
+        self._open_index = None
+        self._router.open_key = None
         self._hot_kind = -1
         self._hot_wire = None
 
-    def _close_open_block(self) -> None:
-        self._open_index = None
-        self._open_run_kind = -1
-        self._router.open_key = None
-        self._forget_wire()
-
     def _final_content(self) -> list[dict[str, Any]]:
-        content = []
-        for index, (block, pieces) in enumerate(zip(self._blocks, self._block_texts)):
-            block = dict(block)
-            if block["type"] == "thinking":
-                block["thinking"] = "".join(pieces)
-            elif block["type"] == "text":
-                block["text"] = "".join(pieces)
+        content: list[dict[str, Any]] = []
+        for entry in self._blocks:
+            if type(entry) is not list:
+                content.append({"type": "tool_use", "id": entry.call_id, "name": entry.name, "input": entry.value()})
+            elif entry[0] == "thinking":
+                content.append({"type": "thinking", "thinking": "".join(entry[1:]), "signature": ""})
             else:
-                block["input"] = self._tool_inputs[index].value()
-            content.append(block)
+                content.append({"type": "text", "text": "".join(entry[1:])})
         return content
 
 
@@ -315,3 +314,6 @@ def build_anthropic_message(
     stream = AnthropicMessageStream(**stream_options)
     replay(stream, message, steps)
     return stream.message()
+
+
+_wire.make_frames(AnthropicMessageStream)

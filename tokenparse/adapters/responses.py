@@ -58,6 +58,7 @@ of reasoning or arguments (the Responses API has no place for those) get no entr
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..messages import ChatMessage, DeltaMessage
@@ -145,15 +146,16 @@ class ResponsesStream(AdapterStream):
         self._sequence_number = 0
         self._router = BlockRouter()
         self._open: OpenItem | None = None
-        self._output: list[OpenItem] = []  # closed items, in output order
+        self._output: list[OpenItem | str] = []  # closed items (or their bodies' JSON texts), in output order
         # created when the first logprobs arrive: responses without logprobs pay nothing
         self._aligner: LogprobAligner | None = None
         self._final: dict[str, Any] | None = None
         #: (status, usage, incomplete_details) of the final object, built when first asked for
         self._final_args: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None
         # the wire fast path's (see _responses_wire)
+        self._wire_item: tuple | None = None
         self._hot_kind = -1
-        self._hot_text: list[str] = []
+        self._wire_call = -1
         self._hot_escaped: list[str] = []
         self._hot_wire: tuple[str, ...] | None = None
 
@@ -175,6 +177,8 @@ class ResponsesStream(AdapterStream):
     ) -> list[ResponseEvent]:
         """Events for one engine step's deltas (starting the response if needed)."""
         events = self.start()
+        if self._wire_item is not None:
+            _wire.adopt(self)
         parts = [part for delta in deltas for part in parts_of(delta)]
         if logprobs is not None and self._aligner is None:
             self._aligner = LogprobAligner()
@@ -198,6 +202,8 @@ class ResponsesStream(AdapterStream):
         the parser's ``finish()`` deltas before calling this.
         """
         events = self.start()
+        if self._wire_item is not None:
+            _wire.adopt(self)
         incomplete = message.finish_reason == "length"
         self._close_open(events, status="incomplete" if incomplete else "completed")
         self._final_args = ("incomplete" if incomplete else "completed", responses_usage(message, self.prompt_tokens),
@@ -220,7 +226,9 @@ class ResponsesStream(AdapterStream):
         if self._final is None:
             assert self._final_args is not None
             status, usage, incomplete_details = self._final_args
-            output = [self._item_body(item, item.status) for item in self._output]
+            # an item the wire path closed is kept as its body's JSON text
+            output = [json.loads(item) if isinstance(item, str) else self._item_body(item, item.status)
+                      for item in self._output]
             self._final = self._response_object(status, output=output, usage=usage,
                                                 incomplete_details=incomplete_details)
         return self._final
@@ -320,7 +328,7 @@ class ResponsesStream(AdapterStream):
 
     def _forget_wire(self) -> None:
         """The open item closed (or logprobs began): nothing continues on the hot path."""
-        self._hot_kind = -1
+        self._hot_kind = self._wire_call = -1
         self._hot_wire = None
 
     def _closed(self, item: OpenItem, status: str) -> None:
