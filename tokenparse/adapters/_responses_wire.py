@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from ..messages import ChatMessage
 from ._common import (
-    RUN_CONTENT,
     RUN_REASONING,
     RUN_TOOL_CALLS,
     TypedEvent,
@@ -45,55 +44,19 @@ from ._common import (
     run_delta,
     to_json,
 )
-from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
-from ._responses_items import ITEM_ID_PREFIX, OpenItem, responses_usage
+from ._frames import int_mark, int_slot, str_mark, str_slot
+from ._responses_frames import KINDS, ItemFrames, cut, frame, render
+from ._responses_items import OpenItem, responses_usage
 
 if TYPE_CHECKING:
     from .responses import ResponsesStream
 
 __all__ = ["step_sse", "finish_sse", "adopt"]
 
-#: the value layout of every frame: the item closing (A: item id, text, body, output index,
-#: sequence numbers of its done events), then the item opening (B: item id, call id, name,
-#: first delta, output index, sequence numbers of its added events and first delta); A is
-#: rendered with markers 0-4, B with markers 10-15, so one frame can hold both
-_SLOTS = [str_slot(0), str_slot(1), str_slot(4), int_slot(0), int_slot(1), int_slot(2), int_slot(3),
-          str_slot(10), str_slot(12), str_slot(13), str_slot(15), int_slot(10), int_slot(11), int_slot(12), int_slot(13)]
 #: the B part of the values when no item closes
 _NO_A = ("", "", "", "", 0, 0, 0)
-#: the body frame's values: item id, text, call id, name (JSON texts)
-_BODY_SLOTS = [str_slot(0), str_slot(1), str_slot(2), str_slot(3)]
 #: the call id and name JSON texts of an item that is no call
 _NULL = "null"
-#: framed item type -> (part kind, run kind, whether its text runs go hot)
-_KINDS = {"message": ("content", RUN_CONTENT), "reasoning": ("reasoning", RUN_REASONING),
-          "function_call": ("tool_call", RUN_TOOL_CALLS)}
-
-
-class _ItemFrames:
-    """The frames of one item type (shared by every stream: these item types render
-    nothing that depends on the stream's options)."""
-
-    __slots__ = ("item_type", "prefix", "part_kind", "run_kind", "hot_kind", "number", "open", "open_delta",
-                 "open_events", "close", "close_events", "then", "body", "delta_head", "middle", "delta_tail")
-
-    item_type: str
-    prefix: str  # of its item ids
-    part_kind: str  # the part kind of its key
-    run_kind: int  # the run kind that continues it
-    hot_kind: int  # the same for a text item; -1 for a call (its runs are no text)
-    number: int  # its place in ``then``
-    open: Frame  # output_item.added (+ content_part.added), as B
-    open_delta: Frame  # the same and the first delta event
-    open_events: int  # events in ``open`` (``open_delta`` has one more)
-    close: Frame  # the done events, as A, the item body as one slot
-    close_events: int
-    then: list[Frame]  # ``close`` and the open frames of each type: ``then[2 * number + with_delta]``
-    body: Frame  # the completed item's body (``_BODY_SLOTS``)
-    delta_head: str  # a delta event up to its sequence number
-    middle: tuple[str, str, str]  # from the sequence number to the delta text, cut at the item id and output index
-    delta_tail: str  # after the delta text
-
 
 #: the decimal texts of the sequence numbers under ``_DECIMAL_CAP`` (32768 strings, about
 #: 2 MB, made once per process with the frames): a delta event indexes this list instead
@@ -104,8 +67,8 @@ _DECIMAL: list[str] = []
 
 #: item type -> its frames; run kind -> the frames of the text item it opens (built once
 #: per process, by the first stream that needs them)
-_TYPES: dict[str, _ItemFrames] = {}
-_TEXT: dict[int, _ItemFrames] = {}
+_TYPES: dict[str, ItemFrames] = {}
+_TEXT: dict[int, ItemFrames] = {}
 
 
 def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
@@ -241,7 +204,7 @@ def _part_sse(self: ResponsesStream, part: Any) -> str:
     return render_sse(events)
 
 
-def _switch(self: ResponsesStream, frames: _ItemFrames, first: str | None, call_id: str | None, name: str | None,
+def _switch(self: ResponsesStream, frames: ItemFrames, first: str | None, call_id: str | None, name: str | None,
             call_json: str, name_json: str, index: int) -> str:
     """Close the open item and open one of ``frames``' type whose first delta is the JSON
     text ``first`` (``None``: no delta): the done events and the added ones are one fill
@@ -325,7 +288,7 @@ def _item_wire(self: ResponsesStream, item: OpenItem) -> tuple[str, ...]:
         return ()
     saved, self._sequence_number = self._sequence_number, int_mark(11)
     try:
-        return tuple(_cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(11), str_slot(15)))
+        return tuple(cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(11), str_slot(15)))
     finally:
         self._sequence_number = saved
 
@@ -360,7 +323,7 @@ def _json_text(value: str | None) -> str:
 # ---------------------------------------------------------------------- frames
 
 
-def _build(self: ResponsesStream) -> tuple[dict[str, _ItemFrames], dict[int, _ItemFrames]]:
+def _build(self: ResponsesStream) -> tuple[dict[str, ItemFrames], dict[int, ItemFrames]]:
     """The frames of the framed item types, made by this stream's object path with markers
     (once per process), and the decimal texts the hot path reads (before any item it
     continues can open)."""
@@ -369,69 +332,13 @@ def _build(self: ResponsesStream) -> tuple[dict[str, _ItemFrames], dict[int, _It
         _DECIMAL = [str(n) for n in range(_DECIMAL_CAP)]
         saved = self._sequence_number
         try:
-            table = {item_type: _render(self, item_type, number) for number, item_type in enumerate(_KINDS)}
+            table = {item_type: render(self, item_type, number) for number, item_type in enumerate(KINDS)}
         finally:
             self._sequence_number = saved
         for a in table.values():
             a.then = []
             for b in table.values():
-                a.then += [_frame(a.close._text + b.open._text), _frame(a.close._text + b.open_delta._text)]
+                a.then += [frame(a.close._text + b.open._text), frame(a.close._text + b.open_delta._text)]
         _TEXT.update({frames.run_kind: frames for frames in table.values() if frames.hot_kind >= 0})
         _TYPES.update(table)
     return _TYPES, _TEXT
-
-
-def _render(self: ResponsesStream, item_type: str, number: int) -> _ItemFrames:
-    frames = _ItemFrames()
-    frames.item_type, frames.prefix, frames.number = item_type, ITEM_ID_PREFIX[item_type], number
-    frames.part_kind, frames.run_kind = _KINDS[item_type]
-    frames.hot_kind = frames.run_kind if frames.run_kind != RUN_TOOL_CALLS else -1
-    key = (frames.part_kind, 0)
-    # B: opening, with and without its first delta
-    opening = OpenItem(item_type, int_mark(10), str_mark(10), key, call_id=str_mark(12), name=str_mark(13))
-    self._sequence_number = int_mark(11)
-    opened = self._added_events(opening)
-    fields = self._delta_fields(opening, str_mark(15), [])
-    assert fields is not None
-    delta = self._event(fields[0], **fields[1])
-    frames.open_events = len(opened)
-    open_text, open_delta_text = render_sse(opened), render_sse([*opened, delta])
-    # a delta alone: cut at its sequence number and its text
-    self._sequence_number = int_mark(11)
-    head, middle, tail = _cut(self._event(fields[0], **fields[1]).to_sse(), int_slot(11), str_slot(15))
-    frames.delta_head, frames.delta_tail = head, tail
-    frames.middle = tuple(_cut(middle, str_slot(10), int_slot(10)))  # type: ignore[assignment]
-    # A: closing, the body as one slot
-    closing = OpenItem(item_type, int_mark(0), str_mark(0), key, text=[str_mark(1)], call_id=str_mark(2),
-                       name=str_mark(3))
-    self._sequence_number = int_mark(1)
-    closed = self._done_events(closing, "completed")
-    body = to_json(self._item_body(closing, "completed"))
-    text = render_sse(closed)
-    if text.count(body) != 1:
-        raise AssertionError(f"{item_type}: the done events do not carry the item body once")
-    frames.close_events = len(closed)
-    frames.body = Frame(body, _BODY_SLOTS)
-    frames.open, frames.open_delta = _frame(open_text), _frame(open_delta_text)
-    frames.close = _frame(text.replace(body, str_slot(4)))
-    return frames
-
-
-def _frame(text: str) -> Frame:
-    """A frame over ``_SLOTS``, checked to hold no marker that is not one of its slots."""
-    frame = Frame(text, _SLOTS)
-    filled = frame.fill(["" if k < 4 or 7 <= k < 11 else 0 for k in range(len(_SLOTS))])
-    if "\\u0000" in filled or str(int_mark(0))[:8] in filled:
-        raise AssertionError("a frame holds a marker outside its slots")
-    return frame
-
-
-def _cut(text: str, *marks: str) -> list[str]:
-    """``text`` cut at each of ``marks`` (each occurring once, in this order)."""
-    pieces = []
-    for mark in marks:
-        head, found, text = text.partition(mark)
-        if not found or mark in text:
-            raise AssertionError(f"frame marker {mark!r} not found once")
-        pieces.append(head)
-    return [*pieces, text]
