@@ -87,7 +87,7 @@ class _InputScanner(JsonValueScanner):
 #: scanner do, and numbers beyond the float range, as ``_InputScanner`` does; an integer
 #: too long to read cannot fit in ``_SHORT_LIMIT``): ``scan(text, i) -> (value, end)``, the
 #: end just past the object, as the scanner's ``feed`` gives it
-_scan_value = make_scanner(json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float))
+_scan_value = make_scanner(json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float))  # type: ignore[arg-type]  # (typeshed: a context with the decoder's fields)
 _SCAN_FAILURES = (StopIteration, ValueError, RecursionError)
 
 #: arguments at most this long are read without a scanner (see ``ToolInput._read_short``):
@@ -111,9 +111,9 @@ _CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
 _STR = f'"{_CHAR}*+"'
 _OPEN_STR = f'"{_CHAR}*+(\\\\(?:u[0-9a-fA-F]{{0,3}})?)?'  # held: a cut escape
 _NUM = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
-_SCALAR = f"(?:{_STR}|{_NUM}|true|false|null)"
+_FLAT_SCALAR = f"(?:{_STR}|{_NUM}|true|false|null)"
 _FLAT_PREFIX = re.compile(
-    f"{_WS}\\{{{_WS}(?:{_STR}{_WS}:{_WS}{_SCALAR}{_WS},{_WS})*"
+    f"{_WS}\\{{{_WS}(?:{_STR}{_WS}:{_WS}{_FLAT_SCALAR}{_WS},{_WS})*"
     f"(?:{_OPEN_STR}|{_STR}{_WS}(?::{_WS}(?:"
     f"{_OPEN_STR}|(?:{_STR}|true|false|null){_WS}|{_NUM}[ \t\n\r]+"
     r"|([-0-9][-+.eE0-9]*+)"  # held: a number run at the end (the scanner's whole run)
