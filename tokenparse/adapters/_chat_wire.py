@@ -55,10 +55,10 @@ def step_sse(self: ChatCompletionStream, runs: Sequence[Any], *,
             if run[1]:
                 if run[0] == RUN_CONTENT:
                     self._content.append(run[1])
-                    return wire[0] + json_string(run[1]) + wire[2]
+                    return f"{wire[0]}{json_string(run[1])}{wire[2]}"
                 if run[0] == RUN_REASONING:
                     self._reasoning.append(run[1])
-                    return wire[1] + json_string(run[1]) + wire[2]
+                    return f"{wire[1]}{json_string(run[1])}{wire[2]}"
             return _run_sse(self, wire, run)
     if (self.state is not self.STREAMING or logprobs is not None or self._aligner is not None
             or self.include_token_ids):
@@ -80,11 +80,11 @@ def _run_sse(self: ChatCompletionStream, wire: tuple[str, ...], run: tuple) -> s
     if kind == RUN_CONTENT:
         if payload:
             self._content.append(payload)
-            return wire[0] + json_string(payload) + wire[2]
+            return f"{wire[0]}{json_string(payload)}{wire[2]}"
     elif kind == RUN_REASONING:
         if payload:
             self._reasoning.append(payload)
-            return wire[1] + json_string(payload) + wire[2]
+            return f"{wire[1]}{json_string(payload)}{wire[2]}"
     elif kind == RUN_TOOL_CALLS:
         if len(payload) == 1 and payload[0][1] is None and payload[0][0] in self._tool_args:
             index, _, _, arguments = payload[0]

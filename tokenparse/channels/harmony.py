@@ -15,11 +15,12 @@ from __future__ import annotations
 from itertools import compress
 from itertools import count as _count
 from operator import itemgetter as _itemgetter
-from struct import Struct as _Struct
 from struct import error as _StructError
 from typing import Sequence
 
 from ..core import DiagnosticLog
+from ..token_ids import PACK_UNSIGNED as _PACK_UNSIGNED
+from ..token_ids import PACKED_STEP as _PACKED_STEP
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
 from .harmony_tokens import NOT_BODY, hashable
@@ -29,13 +30,8 @@ __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 #: a boundary (terminator through <|message|>) longer than this is not memoised
 _BOUNDARY_MAX_TOKENS = 48
 _INT_ONLY = frozenset({int})
-#: a body step of up to this many IDs is sign-checked by one ``struct`` pack (it refuses a
-#: negative ID, and one of 2**32 or more, in one C pass; counted ~40% cheaper than ``min``
-#: at 16 IDs per step); a longer step by ``min``
-_PACKED_STEP = 64
 #: NOT_BODY as the int ``in`` looks for (one memchr; a bytes needle costs ~10x as much)
 _NOT_BODY_BYTE = NOT_BODY[0]
-_PACK_UNSIGNED = tuple(_Struct(f"{n}I").pack for n in range(_PACKED_STEP + 1))
 
 
 #: the boundary memo's value for a boundary's beginning (see HarmonyDecoder._hold)
@@ -151,14 +147,25 @@ class HarmonyDecoder(HarmonyMessages):
             self._ordinary_run(token_ids[start:])
 
     def feed_body(self, token_ids: Sequence[int]) -> bool:
-        """The step almost every engine step is: ordinary tokens inside a body, plain
-        ints; one lookup (one join), one decode, one ``text`` call; True. False: nothing
-        consumed (another state, a structural or invalid ID, an item that is no plain int).
-        It never reports, so a caller may skip locating diagnostics and checking the IDs'
-        types (``api.Parser.feed``). This is the one place a body's text is decoded on the
-        hot path (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
-        if self.state is not CONTENT:
+        """:meth:`body_text`, its text passed to the sink: True; False: declined."""
+        text = self.body_text(token_ids)
+        if text is None:
             return False
+        if text:
+            self._sink.text(text)
+        return True
+
+    def body_text(self, token_ids: Sequence[int]) -> str | None:
+        """The step almost every engine step is: ordinary tokens inside a body, plain
+        ints; one lookup (one join), one decode; the step's text (maybe "", a character
+        cut by the step's end), which the caller passes on (``feed_body`` to the sink;
+        ``api.Parser.feed`` with the delta it makes, one call). None: nothing consumed
+        (another state, a structural or invalid ID, an item that is no plain int). It
+        never reports, so a caller may skip locating diagnostics and checking the IDs'
+        types. This is the one place a body's text is decoded on the hot path
+        (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
+        if self.state is not CONTENT:
+            return None
         try:
             if len(token_ids) > 1:
                 # itemgetter looks all of them up in one C call (cheaper than map over the
@@ -170,31 +177,27 @@ class HarmonyDecoder(HarmonyMessages):
                 # below the guard, which a list reads from its end (token_ids.py)
                 data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
                 if _NOT_BODY_BYTE in data or type(sum(token_ids)) is not int:
-                    return False
+                    return None
                 if len(token_ids) <= _PACKED_STEP:
                     _PACK_UNSIGNED[len(token_ids)](*token_ids)  # struct.error: a negative ID
                 elif min(token_ids) < 0:
-                    return False
+                    return None
             else:
                 token_id = token_ids[0]  # (an empty step: IndexError)
                 if type(token_id) is not int or token_id < 0:
-                    return False
+                    return None
                 data = self._pieces[token_id]  # type: ignore[assignment]  # (the type is checked: 0 and 1 are text)
                 if data is None:
-                    return False
+                    return None
         except (TypeError, IndexError, _StructError):
-            return False
+            return None
         self.pos += len(token_ids)
         if self._utf8.held:
-            text = self._decode(data)
-        else:
-            try:
-                text = data.decode()  # whole characters: Utf8Stream's own fast path
-            except UnicodeDecodeError:
-                text = self._decode(data)
-        if text:
-            self._sink.text(text)
-        return True
+            return self._decode(data)
+        try:
+            return data.decode()  # whole characters: Utf8Stream's own fast path
+        except UnicodeDecodeError:
+            return self._decode(data)
 
     def _boundary(self, token_ids: Sequence[int], cuts: list[int], k: int) -> int:
         """From the terminator (in a body) or ``<|start|>`` (between messages) at
@@ -315,8 +318,14 @@ class HarmonyDecoder(HarmonyMessages):
             return
         start = self.pos
         self.pos += len(token_ids)
-        if self.state is CONTENT:  # a body's text cut by a structural token (feed_body: the rest)
-            text = self._decode(data)
+        if self.state is CONTENT:  # a body's text cut by a structural token (body_text: the rest)
+            if self._utf8.held:
+                text = self._decode(data)
+            else:
+                try:
+                    text = data.decode()  # whole characters: Utf8Stream's own fast path, one call less
+                except UnicodeDecodeError:
+                    text = self._decode(data)
             if text:
                 self._sink.text(text)
         else:

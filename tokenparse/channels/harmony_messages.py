@@ -274,9 +274,8 @@ class HarmonyMessages:
         self.state = CONTENT
 
     def _close(self, end: str, pos: int) -> None:
-        tail = self._utf8.flush()
-        if tail:
-            self._sink.text(tail)
+        if self._utf8.held:  # (tested here: a message almost always ends on a whole character)
+            self._sink.text(self._utf8.flush())
         self._sink.close(end, pos)
         self.state = BETWEEN
 
