@@ -4,8 +4,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokenparse.messages import ChatMessage, FunctionCall, ToolCall
-from tokenparse.messages_fast import chat_message, named_tool_calls, tool_calls
+from tokenparse.messages import ChatMessage, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
+from tokenparse.messages_fast import (
+    chat_message,
+    content_delta,
+    named_tool_calls,
+    reasoning_delta,
+    text_delta,
+    tool_calls,
+)
 
 texts = st.text(max_size=40)
 
@@ -62,3 +69,22 @@ def test_chat_message_builds_the_validated_message(content, reasoning, finish_re
     assert built == expected
     assert built.model_fields_set == expected.model_fields_set
     assert built.model_dump_json() == expected.model_dump_json()
+
+
+@given(texts, st.lists(st.integers(0, 300_000), max_size=8))
+def test_the_body_step_deltas_are_the_validated_deltas(text, ids):
+    """``content_delta`` / ``reasoning_delta`` (``Assembler.content_step``) and ``text_delta``
+    make what ``DeltaMessage(**{field: text}, token_ids=ids)`` makes, each owning its lists
+    and fields set."""
+    for field, made in (("content", content_delta(text, ids)), ("reasoning", reasoning_delta(text, ids)),
+                        ("content", text_delta("content", text, ids))):
+        expected = DeltaMessage(**{field: text}, token_ids=ids)
+        assert type(made) is DeltaMessage
+        assert made == expected
+        assert made.model_fields_set == expected.model_fields_set
+        assert made.model_dump_json() == expected.model_dump_json()
+        assert made.model_dump_json(exclude_unset=True) == expected.model_dump_json(exclude_unset=True)
+    first, second = reasoning_delta(text, ids), reasoning_delta(text, ids)
+    first.content = "x"
+    first.tool_calls.append(DeltaToolCall(index=0))
+    assert "content" not in second.model_fields_set and second.tool_calls == [] and second.content is None

@@ -17,6 +17,8 @@ from .errors import ToolCallError
 from .messages import ChatMessage, DeltaMessage
 from .messages_fast import call_delta as _call_delta
 from .messages_fast import chat_message as _chat_message
+from .messages_fast import content_delta as _content_delta
+from .messages_fast import reasoning_delta as _reasoning_delta
 from .messages_fast import text_delta as _text_delta
 from .messages_fast import tool_calls as _tool_calls
 from .toolset import ToolSet
@@ -297,7 +299,7 @@ class Assembler:
         if text and not self._run_kind and not self._pending_ids:
             self._content.append(text)
             self.consumed_tokens += len(token_ids)
-            return [_text_delta("content", text, token_ids)]
+            return [_content_delta(text, token_ids)]
         self.content(text)
         return self.take(token_ids)
 
@@ -305,7 +307,7 @@ class Assembler:
         if text and not self._run_kind and not self._pending_ids:
             self._reasoning.append(text)
             self.consumed_tokens += len(token_ids)
-            return [_text_delta("reasoning", text, token_ids)]
+            return [_reasoning_delta(text, token_ids)]
         self.reasoning(text)
         return self.take(token_ids)
 

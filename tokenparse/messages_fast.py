@@ -34,7 +34,8 @@ from pydantic import BaseModel
 
 from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
 
-__all__ = ["tool_calls", "named_tool_calls", "chat_message", "text_delta", "call_delta"]
+__all__ = ["tool_calls", "named_tool_calls", "chat_message", "text_delta", "call_delta", "content_delta",
+           "reasoning_delta"]
 
 _validate_tool_call = ToolCall.__pydantic_validator__.validate_python
 _new_object = object.__new__
@@ -157,6 +158,29 @@ def _text_delta_constructed(field: str, text: str, token_ids: list[int] | None) 
     return delta
 
 
+def _content_delta_constructed(text: str, token_ids: list[int]) -> DeltaMessage:
+    """``_text_delta_constructed("content", text, token_ids)`` with IDs, one branch less
+    (the body step's delta, ``Assembler.content_step``)."""
+    delta = _new_object(DeltaMessage)
+    _set_dict(delta, {"content": text, "reasoning": None, "tool_calls": [], "builtin_tool_calls": [],
+                      "token_ids": token_ids})
+    _set_fields_set(delta, {"content", "token_ids"})
+    _set_extra(delta, None)
+    _set_private(delta, None)
+    return delta
+
+
+def _reasoning_delta_constructed(text: str, token_ids: list[int]) -> DeltaMessage:
+    """The same for ``reasoning`` (``Assembler.reasoning_step``)."""
+    delta = _new_object(DeltaMessage)
+    _set_dict(delta, {"content": None, "reasoning": text, "tool_calls": [], "builtin_tool_calls": [],
+                      "token_ids": token_ids})
+    _set_fields_set(delta, {"reasoning", "token_ids"})
+    _set_extra(delta, None)
+    _set_private(delta, None)
+    return delta
+
+
 def _text_delta_validated(field: str, text: str, token_ids: list[int] | None) -> DeltaMessage:
     return _validate_delta({field: text} if token_ids is None else {field: text, "token_ids": token_ids})
 
@@ -220,20 +244,28 @@ def _same_delta(fast: DeltaMessage, checked: DeltaMessage) -> bool:
             and fast.model_dump_json(exclude_unset=True) == checked.model_dump_json(exclude_unset=True))
 
 
-def _pick_deltas() -> tuple[Callable[..., DeltaMessage], Callable[..., DeltaMessage]]:
+def _pick_deltas() -> tuple[Callable[..., DeltaMessage], ...]:
+    validated = (_text_delta_validated, _call_delta_validated,
+                 lambda text, ids: _text_delta_validated("content", text, ids),
+                 lambda text, ids: _text_delta_validated("reasoning", text, ids))
     parts = [(0, "call_1", "f", ""), (0, None, None, '{"a": 1}'), (1, None, None, None)]
     for ids in ([1, 2], None):
         for field in ("content", "reasoning"):
             if not _same_delta(_text_delta_constructed(field, "x", ids), _text_delta_validated(field, "x", ids)):
-                return _text_delta_validated, _call_delta_validated  # a pydantic whose layout differs
+                return validated  # a pydantic whose layout differs
         for field in ("tool_calls", "builtin_tool_calls"):
             if not _same_delta(_call_delta_constructed(field, parts, ids), _call_delta_validated(field, parts, ids)):
-                return _text_delta_validated, _call_delta_validated
-    return _text_delta_constructed, _call_delta_constructed
+                return validated
+    for made, field in ((_content_delta_constructed, "content"), (_reasoning_delta_constructed, "reasoning")):
+        if not _same_delta(made("x", [1, 2]), _text_delta_validated(field, "x", [1, 2])):
+            return validated
+    return _text_delta_constructed, _call_delta_constructed, _content_delta_constructed, _reasoning_delta_constructed
 
 
 #: ``text_delta(field, text, token_ids)``: ``field`` is ``"content"`` or ``"reasoning"``;
 #: ``call_delta(field, parts, token_ids)``: ``field`` is ``"tool_calls"`` or
 #: ``"builtin_tool_calls"``, ``parts`` ``(index, id, name, arguments)`` (``id`` None: a
-#: fragment of arguments only); ``token_ids`` None leaves the field unset
-text_delta, call_delta = _pick_deltas()
+#: fragment of arguments only); ``token_ids`` None leaves the field unset;
+#: ``content_delta(text, token_ids)`` and ``reasoning_delta(text, token_ids)``: ``text_delta``
+#: of that field with IDs (a body step's delta)
+text_delta, call_delta, content_delta, reasoning_delta = _pick_deltas()

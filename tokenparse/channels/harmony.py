@@ -166,8 +166,9 @@ class HarmonyDecoder(HarmonyMessages):
         (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
         if self.state is not CONTENT:
             return None
+        count = len(token_ids)
         try:
-            if len(token_ids) > 1:
+            if count > 1:
                 # itemgetter looks all of them up in one C call (cheaper than map over the
                 # table's __getitem__) and indexes like the table: the NOT_BODY byte marks a
                 # structural, unassigned or negative ID, and 0 and 1, which a bool indexes
@@ -178,8 +179,8 @@ class HarmonyDecoder(HarmonyMessages):
                 data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
                 if _NOT_BODY_BYTE in data or type(sum(token_ids)) is not int:
                     return None
-                if len(token_ids) <= _PACKED_STEP:
-                    _PACK_UNSIGNED[len(token_ids)](*token_ids)  # struct.error: a negative ID
+                if count <= _PACKED_STEP:
+                    _PACK_UNSIGNED[count](*token_ids)  # struct.error: a negative ID
                 elif min(token_ids) < 0:
                     return None
             else:
@@ -191,7 +192,7 @@ class HarmonyDecoder(HarmonyMessages):
                     return None
         except (TypeError, IndexError, _StructError):
             return None
-        self.pos += len(token_ids)
+        self.pos += count
         if self._utf8.held:
             return self._decode(data)
         try:
