@@ -261,9 +261,10 @@ class Parser:
         """Consume one engine step (any number of IDs); return the new deltas (maybe none)."""
         if type(token_ids) is list and self.state is _OPEN:
             # the usual step, a list of plain non-negative ints: no copy. A body step (the
-            # decoder's feed_body, which checks its IDs' types and signs itself) reports
-            # nothing, so there is nothing to locate; any other step pays the exact check here
-            # first (token_ids.py says why the sign).
+            # decoder's body_text, which checks its IDs' types and signs itself) reports
+            # nothing, so there is nothing to locate: its text and IDs go to the router's
+            # step (the assembler's text call and take in one). Any other step pays the exact
+            # check here first (token_ids.py says why the sign).
             if self._body_text is not None:
                 text = self._body_text(token_ids)
                 if text is not None:

@@ -14,13 +14,14 @@ an ID below the guard (``-n - 1`` and lower, down to minus the table's length) w
 real piece (for Qwen3, ``-151674`` read as the text ``<|file_sep|>``). No table layout
 closes that; one sign check at the entry does.
 
-Harmony's body steps (``HarmonyDecoder.feed_body``) skip those passes: their table marks
+Harmony's body steps (``HarmonyDecoder.body_text``) skip those passes: their table marks
 the slots a bool indexes (IDs 0 and 1; a step holding them takes the checked path), a step
 whose ``sum`` is no int (a NumPy integer among them) is declined, and so is one with a
 negative ID (one ``struct`` pack as unsigned ints for a step of up to 64 IDs, ``min``
 beyond), so the result is the same. An ``int`` subclass other than bool (an ``IntEnum``)
 is an int there: read as its value and kept as fed in ``token_ids``, where the checked path
-makes it a plain int.
+makes it a plain int. ``is_plain_step`` is the exact check of every other step
+(``api.Parser``): the types in one pass, the signs by the same pack.
 """
 from __future__ import annotations
 

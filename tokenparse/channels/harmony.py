@@ -3,10 +3,11 @@
 The routing of those segments (channel and recipient -> reasoning, content, tool calls) is
 :mod:`tokenparse.routing.harmony`; the header words are read by :mod:`.harmony_header`.
 
-:class:`HarmonyDecoder` is the hot path: a step of body text (``feed_body``: one lookup,
-one join, one decode), a step cut by structural tokens into runs of ordinary ones, and
-message boundaries seen before (memoised per model), and a message start cut by the end
-of a step held back so that the next step finds its boundary in the memo (``_hold``). The states it moves through, the
+:class:`HarmonyDecoder` is the hot path: a step of body text (``body_text``: one lookup,
+one join, one decode; ``api.Parser`` hands the text with the step's IDs to the router in one
+call), a step cut by structural tokens into runs of ordinary ones, message boundaries seen
+before (memoised per model), and a message start cut by the end of a step held back so that
+the next step finds its boundary in the memo (``_hold``). The states it moves through, the
 structural tokens' handlers and the recovery rules are :class:`.harmony_messages.HarmonyMessages`
 (its base class, where the states are written down).
 """
@@ -115,12 +116,14 @@ class HarmonyDecoder(HarmonyMessages):
             return
         non_text = self._non_text
         try:
-            if non_text.isdisjoint(token_ids):
-                self._ordinary_run(token_ids)
-                return
-            cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))  # positions, in C
+            # positions, in C (no isdisjoint first: body_text declined the step, most often
+            # for a structural token, so the positions are wanted anyway)
+            cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))
         except TypeError:  # an unhashable "ID": it is cut out and reported like a special
             cuts = [i for i, token_id in enumerate(token_ids) if not hashable(token_id) or token_id in non_text]
+        if not cuts:
+            self._ordinary_run(token_ids)
+            return
         # Structural tokens split the step into runs of ordinary tokens; each run is still
         # decoded in one piece. A message boundary seen before (see _boundary) is one step.
         start = 0
@@ -224,8 +227,10 @@ class HarmonyDecoder(HarmonyMessages):
         base = self.pos
         if hit is not None:
             end, channel, recipient, content_type, offset = hit
-            if end is not None:
-                self._close(end, base + 1)
+            if end is not None:  # (_close, inlined: the state is set below)
+                if self._utf8.held:
+                    self._sink.text(self._utf8.flush())
+                self._sink.close(end, base + 1)
             self._returned = False
             self._hdr_start = base + offset
             self._sink.open(channel, recipient, content_type, base + offset)

@@ -85,7 +85,7 @@ class HarmonyMessages:
         self._non_text = non_text if non_text is not None else non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
-        # the table feed_body joins: also None where a bool indexes (see body_table)
+        # the table body_text joins: also NOT_BODY where a bool indexes (see body_table)
         self._body_pieces = body_pieces if body_pieces is not None else body_table(self._pieces)
         self._table = table
         self._t = tokens

@@ -72,7 +72,7 @@ NOT_BODY = b"\xff"
 
 def body_table(guarded: list[bytes | None]) -> list[bytes]:
     """The guarded table with :data:`NOT_BODY` for every ``None`` and at IDs 0 and 1 (the
-    slots ``False`` and ``True`` index). ``HarmonyDecoder.feed_body`` joins a step through
+    slots ``False`` and ``True`` index). ``HarmonyDecoder.body_text`` joins a step through
     it without checking each item's type and looks for that byte in the result: one
     ``memchr`` where a ``None`` would fail the join with an exception (a structural token
     ends most steps of short messages); a step holding ID 0 or 1 (or a bool) takes the

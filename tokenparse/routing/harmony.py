@@ -107,7 +107,7 @@ class BoundHarmony:
         self._boundary_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._boundary
         self._non_text = non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
         self._guarded_pieces = guarded_table(table.pieces, self._non_text)  # shared; see HarmonyDecoder
-        self._body_pieces = body_table(self._guarded_pieces)  # shared; see HarmonyDecoder.feed_body
+        self._body_pieces = body_table(self._guarded_pieces)  # shared; see HarmonyDecoder.body_text
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         """A decoder for one completion.
