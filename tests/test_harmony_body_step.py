@@ -4,9 +4,8 @@ and a ``take``. Whatever the chunking, the deltas (their fields set too), the ru
 ``feed_runs``, the result and the diagnostics are those of the two calls."""
 from __future__ import annotations
 
-import random
-
 import pytest
+from streaming import chunks
 
 import tokenparse
 from tokenparse.assembly import Assembler
@@ -36,19 +35,6 @@ STREAMS = {
 }
 
 
-def _chunks(ids, size, rng):
-    if size == "random":
-        out, i = [], 0
-        while i < len(ids):
-            n = rng.randint(1, 9)
-            out.append(ids[i:i + n])
-            i += n
-        return out
-    if size == "all":
-        return [ids]
-    return [ids[i:i + size] for i in range(0, len(ids), size)]
-
-
 def _outcome(model, steps, *, fused, runs, keep_result=True, counter=None):
     parser = model.parser(tools=TOOLS, id_factory=lambda: "call_1", keep_result=keep_result)
     if not fused:
@@ -70,7 +56,7 @@ def _outcome(model, steps, *, fused, runs, keep_result=True, counter=None):
 def test_a_body_step_in_one_call_gives_what_two_calls_give(encode_harmony, name, size, runs):
     model = tokenparse.load("gpt-oss")
     ids = encode_harmony(STREAMS[name])
-    steps = _chunks(ids, size, random.Random(size if isinstance(size, int) else 7))
+    steps = chunks(ids, size, seed=7)
     for keep_result in (True, False):
         fused = _outcome(model, steps, fused=True, runs=runs, keep_result=keep_result)
         plain = _outcome(model, steps, fused=False, runs=runs, keep_result=keep_result)
@@ -94,12 +80,12 @@ def test_the_one_call_path_is_taken_and_falls_back_with_ids_pending(encode_harmo
     emoji = encode_harmony("🚀")
     parser = model.parser()
     parser.feed(head + encode_harmony("plain"))
-    if len(emoji) > 1:  # cut inside the character: its first token decodes to nothing yet
-        assert parser.feed(emoji[:1]) == []
-        deltas = parser.feed(emoji[1:])
-        assert [d.reasoning for d in deltas] == ["🚀"]
-        assert deltas[0].token_ids == emoji  # the pending ID rides along
-        assert calls[-1][2] is True  # ... through the fallback
+    assert len(emoji) == 2  # o200k: the character's bytes in two tokens
+    assert parser.feed(emoji[:1]) == []  # cut inside the character: nothing to say yet
+    deltas = parser.feed(emoji[1:])
+    assert [d.reasoning for d in deltas] == ["🚀"]
+    assert deltas[0].token_ids == emoji  # the pending ID rides along
+    assert calls[-1][2] is True  # ... through the fallback
     deltas = parser.feed(encode_harmony(" more text"))
     assert [d.reasoning for d in deltas] == [" more text"] and calls[-1][2] is False
     assert deltas[0].model_fields_set == {"reasoning", "token_ids"}

@@ -237,10 +237,9 @@ class Parser:
         self._feed_body = getattr(self._decoder, "feed_body", None) if observer is None else None
         # the same step as text, handed with its IDs to the router's ``step`` (the
         # assembler's text call and take in one: see Assembler.content_step)
-        self._body_text = getattr(self._decoder, "body_text", None) if self._feed_body is not None else None
-        self._router = router if getattr(router, "step", None) is not None else None
-        if self._router is None:
-            self._body_text = None
+        body_text = getattr(self._decoder, "body_text", None) if self._feed_body is not None else None
+        self._router = router if body_text is not None and getattr(router, "step", None) is not None else None
+        self._body_text = body_text if self._router is not None else None
         # bound once: called for every engine step
         self._decode_step = getattr(self._decoder, "feed_structured" if self._feed_body else "feed")
         self.state = _OPEN

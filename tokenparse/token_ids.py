@@ -126,6 +126,6 @@ def is_plain_step(ids: list[Any]) -> bool:
 def plain_id_list(token_ids: Any) -> list[Any]:
     """``token_ids`` as a list a decoder can take (see the module docstring)."""
     ids = as_id_list(token_ids)
-    if countOf(map(type, ids), int) != len(ids) or (ids and min(ids) < 0):
+    if not is_plain_step(ids):
         ids = plain_ints(ids)
     return ids

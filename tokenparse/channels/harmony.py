@@ -227,10 +227,8 @@ class HarmonyDecoder(HarmonyMessages):
         base = self.pos
         if hit is not None:
             end, channel, recipient, content_type, offset = hit
-            if end is not None:  # (_close, inlined: the state is set below)
-                if self._utf8.held:
-                    self._sink.text(self._utf8.flush())
-                self._sink.close(end, base + 1)
+            if end is not None:
+                self._close(end, base + 1)
             self._returned = False
             self._hdr_start = base + offset
             self._sink.open(channel, recipient, content_type, base + offset)
@@ -325,13 +323,7 @@ class HarmonyDecoder(HarmonyMessages):
         start = self.pos
         self.pos += len(token_ids)
         if self.state is CONTENT:  # a body's text cut by a structural token (body_text: the rest)
-            if self._utf8.held:
-                text = self._decode(data)
-            else:
-                try:
-                    text = data.decode()  # whole characters: Utf8Stream's own fast path, one call less
-                except UnicodeDecodeError:
-                    text = self._decode(data)
+            text = self._decode(data)
             if text:
                 self._sink.text(text)
         else:
