@@ -215,12 +215,10 @@ def test_a_negative_id_in_a_body_step_is_invalid_at_every_step_length(gpt_oss, e
 
 
 def test_a_raw_0xff_byte_in_a_body_step_is_text_at_every_chunking(gpt_oss, encode_harmony):
-    # feed_body marks structural and invalid IDs with the byte 0xFF (NOT_BODY), which valid
-    # UTF-8 never holds; a token of raw bytes holding it takes the general path
-    from tokenparse.channels.harmony_tokens import NOT_BODY
-
+    # a token of raw bytes holding 0xFF (a byte valid UTF-8 never holds) is text, whatever
+    # step it arrives in: the body step's join and the general path agree
     pieces = gpt_oss.table.pieces
-    raw = [i for i in range(len(pieces)) if pieces[i] is not None and NOT_BODY in pieces[i]]
+    raw = [i for i in range(len(pieces)) if pieces[i] is not None and b"\xff" in pieces[i]]
     assert raw, "the vocabulary has byte tokens"
     ids = (encode_harmony("<|channel|>final<|message|>before") + [raw[0]] + encode_harmony(" after é")
            + [raw[-1]] + encode_harmony("<|end|>"))

@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tokenparse"
 
 #: layer of each module or package, lowest first; a module may import its own layer and below
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("shared", ("tokenparse.errors", "tokenparse.core", "tokenparse.limits", "tokenparse.token_ids")),
+    ("shared", ("tokenparse.errors", "tokenparse.core", "tokenparse.limits", "tokenparse.token_ids",
+                "tokenparse._speedups")),
     ("tokenizers", ("tokenparse.tokenizers",)),
     ("channels", ("tokenparse.channels",)),
     ("routing", ("tokenparse.routing",)),

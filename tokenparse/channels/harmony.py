@@ -15,24 +15,19 @@ from __future__ import annotations
 
 from itertools import compress
 from itertools import count as _count
-from operator import itemgetter as _itemgetter
-from struct import error as _StructError
 from typing import Sequence
 
 from ..core import DiagnosticLog
-from ..token_ids import PACK_UNSIGNED as _PACK_UNSIGNED
-from ..token_ids import PACKED_STEP as _PACKED_STEP
+from ..token_ids import join_pieces as _join_pieces
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
-from .harmony_tokens import NOT_BODY, hashable
+from .harmony_tokens import hashable
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
 #: a boundary (terminator through <|message|>) longer than this is not memoised
 _BOUNDARY_MAX_TOKENS = 48
 _INT_ONLY = frozenset({int})
-#: NOT_BODY as the int ``in`` looks for (one memchr; a bytes needle costs ~10x as much)
-_NOT_BODY_BYTE = NOT_BODY[0]
 
 
 #: the boundary memo's value for a boundary's beginning (see HarmonyDecoder._hold)
@@ -160,41 +155,30 @@ class HarmonyDecoder(HarmonyMessages):
 
     def body_text(self, token_ids: Sequence[int]) -> str | None:
         """The step almost every engine step is: ordinary tokens inside a body, plain
-        ints; one lookup (one join), one decode; the step's text (maybe "", a character
-        cut by the step's end), which the caller passes on (``feed_body`` to the sink;
-        ``api.Parser.feed`` with the delta it makes, one call). None: nothing consumed
-        (another state, a structural or invalid ID, an item that is no plain int). It
-        never reports, so a caller may skip locating diagnostics and checking the IDs'
-        types. This is the one place a body's text is decoded on the hot path
-        (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
+        ints; one checked lookup (``token_ids.join_pieces``: one C pass), one decode; the
+        step's text (maybe "", a character cut by the step's end), which the caller passes
+        on (``feed_body`` to the sink; ``api.Parser.feed`` with the delta it makes, one
+        call). None: nothing consumed (another state, a structural or invalid ID, an item
+        that is no plain int). It never reports, so a caller may skip locating diagnostics
+        and checking the IDs' types. This is the one place a body's text is decoded on the
+        hot path (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
         if self.state is not CONTENT:
             return None
         count = len(token_ids)
-        try:
-            if count > 1:
-                # itemgetter looks all of them up in one C call (cheaper than map over the
-                # table's __getitem__) and indexes like the table: the NOT_BODY byte marks a
-                # structural, unassigned or negative ID, and 0 and 1, which a bool indexes
-                # (body_table); a float or str raises TypeError, too large an ID IndexError.
-                # Left: objects that index like an int (NumPy integers), whose sum is no
-                # int: the exact check in one C pass (sum's loop over plain ints); and IDs
-                # below the guard, which a list reads from its end (token_ids.py)
-                data = b"".join(_itemgetter(*token_ids)(self._body_pieces))
-                if _NOT_BODY_BYTE in data or type(sum(token_ids)) is not int:
-                    return None
-                if count <= _PACKED_STEP:
-                    _PACK_UNSIGNED[count](*token_ids)  # struct.error: a negative ID
-                elif min(token_ids) < 0:
-                    return None
-            else:
+        if count > 1:
+            data = _join_pieces(token_ids, self._pieces)
+            if data is None:
+                return None
+        else:
+            try:
                 token_id = token_ids[0]  # (an empty step: IndexError)
                 if type(token_id) is not int or token_id < 0:
                     return None
-                data = self._pieces[token_id]  # type: ignore[assignment]  # (the type is checked: 0 and 1 are text)
-                if data is None:
-                    return None
-        except (TypeError, IndexError, _StructError):
-            return None
+                data = self._pieces[token_id]
+            except IndexError:
+                return None
+            if data is None:
+                return None
         self.pos += count
         if self._utf8.held:
             return self._decode(data)
@@ -308,16 +292,10 @@ class HarmonyDecoder(HarmonyMessages):
                     self._header_overflow()
                 self._ordinary_run(token_ids[max(room, 0):])
                 return
-        try:
-            # objects with __index__ (numpy integers) index like the int they stand for;
-            # floats, strings and None raise TypeError; unassigned IDs have a None piece
-            if len(token_ids) > 1:  # (one item: itemgetter returns it bare, not in a tuple)
-                data = b"".join(_itemgetter(*token_ids)(self._pieces))  # a None piece raises TypeError: the slow path
-            else:
-                data = self._pieces[token_ids[0]]  # type: ignore[assignment]
-                if data is None:
-                    raise TypeError
-        except (IndexError, TypeError):
+        # None: an item that is no plain int (an invalid item the entry wrapped, a float),
+        # or an unassigned ID (a None piece): the checked path reports each where it stands
+        data = _join_pieces(token_ids, self._pieces)
+        if data is None:
             self._ordinary_checked(token_ids)
             return
         start = self.pos

@@ -46,7 +46,7 @@ from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import TokenTable, Utf8Stream
 from .harmony_header import parse_header
-from .harmony_tokens import HarmonyTokens, body_table, guarded_table, non_text_ids
+from .harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 
 __all__ = ["HarmonyMessages", "HEADER", "CONTENT", "BETWEEN", "HEADER_CACHE_SIZE"]
 
@@ -73,7 +73,6 @@ class HarmonyMessages:
         boundary_cache: dict | None = None,
         guarded_pieces: list[bytes | None] | None = None,
         non_text: frozenset[int] | None = None,
-        body_pieces: list[bytes] | None = None,
     ) -> None:
         self._header_cache: dict = {} if header_cache is None else header_cache
         # message boundaries seen before, shared per model like the header cache (_boundary)
@@ -85,8 +84,6 @@ class HarmonyMessages:
         self._non_text = non_text if non_text is not None else non_text_ids(table, tokens)
         self._pieces = guarded_pieces if guarded_pieces is not None else guarded_table(table.pieces, self._non_text)
         self._piece_at = self._pieces.__getitem__  # bound once: mapped over every step
-        # the table body_text joins: also NOT_BODY where a bool indexes (see body_table)
-        self._body_pieces = body_pieces if body_pieces is not None else body_table(self._pieces)
         self._table = table
         self._t = tokens
         #: the tokens a memoised boundary starts with, and the state each must find

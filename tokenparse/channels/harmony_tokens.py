@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import TokenizerError
 from ..tokenizers.table import TokenTable
 
-__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table", "body_table", "NOT_BODY", "hashable"]
+__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table", "hashable"]
 
 
 @dataclass(frozen=True)
@@ -63,23 +63,6 @@ def guarded_table(pieces: list[bytes | None], non_text: frozenset[int]) -> list[
     for token_id in non_text:
         guarded[token_id] = None
     return guarded + [None] * len(guarded)
-
-
-#: what ``body_table`` has where the guarded table has ``None``: a byte that valid UTF-8
-#: never holds (a piece of raw bytes may; that step only takes the general path)
-NOT_BODY = b"\xff"
-
-
-def body_table(guarded: list[bytes | None]) -> list[bytes]:
-    """The guarded table with :data:`NOT_BODY` for every ``None`` and at IDs 0 and 1 (the
-    slots ``False`` and ``True`` index). ``HarmonyDecoder.body_text`` joins a step through
-    it without checking each item's type and looks for that byte in the result: one
-    ``memchr`` where a ``None`` would fail the join with an exception (a structural token
-    ends most steps of short messages); a step holding ID 0 or 1 (or a bool) takes the
-    checked path."""
-    body = [NOT_BODY if piece is None else piece for piece in guarded]
-    body[0] = body[1] = NOT_BODY
-    return body
 
 
 def hashable(value: object) -> bool:

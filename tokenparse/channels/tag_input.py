@@ -24,11 +24,11 @@ Buffers (one owner each):
 """
 from __future__ import annotations
 
-from operator import itemgetter as _itemgetter
 from typing import Any, Callable, Sequence
 
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
+from ..token_ids import join_pieces as _join_pieces
 from ..tokenizers.table import Utf8Stream
 from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
@@ -97,16 +97,10 @@ class TagInput:
                 else:
                     self._plain(token_ids, data)
                 return
-        # Every ID fed is a plain int or an item no table accepts (tokenparse.token_ids): the
-        # guarded table's None slots (special, negative, unassigned IDs) make the join raise
-        # TypeError, an ID past them IndexError; the slow path reports each where it stands.
-        try:
-            if n == 1:
-                data = self._guarded[token_ids[0]]
-            else:
-                data = b"".join(_itemgetter(*token_ids)(self._guarded))
-        except (TypeError, IndexError):
-            data = None
+        # Every ID fed is a plain int or an item no table accepts (tokenparse.token_ids):
+        # join_pieces declines (None) a step with a special, unassigned or invalid ID, and
+        # the slow path reports each where it stands.
+        data = _join_pieces(token_ids, self._guarded)
         if data is None:
             self._feed_slow(token_ids)
         else:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..channels.harmony import HarmonyDecoder
-from ..channels.harmony_tokens import HarmonyTokens, body_table, guarded_table, non_text_ids
+from ..channels.harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 from ..core import DiagnosticLog, MessageSink, SegmentSink
 from ..tokenizers.table import TokenTable
 
@@ -107,7 +107,6 @@ class BoundHarmony:
         self._boundary_cache: dict = {}  # shared by this model's parsers; see HarmonyDecoder._boundary
         self._non_text = non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
         self._guarded_pieces = guarded_table(table.pieces, self._non_text)  # shared; see HarmonyDecoder
-        self._body_pieces = body_table(self._guarded_pieces)  # shared; see HarmonyDecoder.body_text
 
     def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
         """A decoder for one completion.
@@ -122,7 +121,7 @@ class BoundHarmony:
             self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
             boundary_cache=self._boundary_cache,
-            guarded_pieces=self._guarded_pieces, non_text=self._non_text, body_pieces=self._body_pieces,
+            guarded_pieces=self._guarded_pieces, non_text=self._non_text,
         )
         if prompt_token_ids is not None and len(prompt_token_ids):
             decoder.continue_prompt(prompt_token_ids)

@@ -1,0 +1,153 @@
+"""The C module ``tokenparse._speedups`` against the pure-Python versions in
+``tokenparse.token_ids``: the same answers for every kind of item a caller can pass, no
+leaked references, and the whole body-step suite passing on the pure-Python path too."""
+from __future__ import annotations
+
+import enum
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenparse import token_ids
+
+ROOT = Path(__file__).resolve().parents[1]
+PURE = bool(os.environ.get("TOKENPARSE_PURE_PYTHON"))
+
+
+class Colour(enum.IntEnum):
+    RED = 2
+
+
+def test_the_extension_is_in_use_unless_turned_off():
+    # the install compiles it (setup.py); a build that silently fell back would pass every
+    # other test while the hot path ran the slow way
+    assert token_ids.SPEEDUPS is not PURE
+    if not PURE:
+        from tokenparse import _speedups
+
+        assert token_ids.join_pieces is _speedups.join_pieces
+        assert token_ids.is_plain_step is _speedups.is_plain_step
+
+
+def _c():
+    if PURE:
+        pytest.skip("the C module is turned off in this run (TOKENPARSE_PURE_PYTHON)")
+    from tokenparse import _speedups
+
+    return _speedups
+
+
+TABLE_SIZE = 12
+
+tables = st.lists(st.one_of(st.none(), st.binary(max_size=4)), min_size=0, max_size=TABLE_SIZE)
+items = st.one_of(
+    st.integers(min_value=0, max_value=TABLE_SIZE + 2),  # in range, mostly
+    st.integers(min_value=-2 * TABLE_SIZE, max_value=-1),  # negatives a list would read from its end
+    st.sampled_from([2**31, 2**32, 2**63 - 1, 2**63, 2**64, 2**70, -(2**63), -(2**63) - 1, -(2**70)]),
+    st.booleans(),
+    st.integers(min_value=0, max_value=TABLE_SIZE).map(np.int64),
+    st.integers(min_value=0, max_value=TABLE_SIZE).map(float),
+    st.just(Colour.RED),
+    st.sampled_from([None, "3", b"3"]),
+)
+
+
+def exactly_plain(ids) -> bool:
+    return all(type(t) is int and t >= 0 for t in ids)
+
+
+def expected_join(ids, table):
+    if not all(type(t) is int and 0 <= t < len(table) and type(table[t]) is bytes for t in ids):
+        return None
+    return b"".join(table[t] for t in ids)
+
+
+@settings(max_examples=600, deadline=None)
+@given(ids=st.lists(items, max_size=20), table=tables)
+def test_join_pieces_c_and_python_give_the_defined_answer(ids, table):
+    want = expected_join(ids, table)
+    assert token_ids.join_pieces_py(ids, table) == want
+    if not PURE:
+        c = _c()
+        assert c.join_pieces(ids, table) == want
+        assert c.join_pieces(tuple(ids), table) == want  # a tuple is read in place
+        assert c.join_pieces(iter(ids), table) == want  # any other iterable is copied first
+
+
+@settings(max_examples=600, deadline=None)
+@given(ids=st.lists(items, max_size=80))
+def test_is_plain_step_c_and_python(ids):
+    want = exactly_plain(ids)
+    if not PURE:
+        assert _c().is_plain_step(ids) is want
+        assert _c().is_plain_step(tuple(ids)) is want
+    python = token_ids.is_plain_step_py(ids)
+    # the Python version also declines an ID of 2**32 or more in a packed step (it only
+    # sends that step the checked way); otherwise the same answer
+    if any(type(t) is int and t >= 2**32 for t in ids) and 1 < len(ids) <= token_ids.PACKED_STEP:
+        assert python is False or want
+    else:
+        assert python is want
+
+
+def test_edges_of_join_pieces():
+    table = [b"a", None, b"bc", b""]
+    for join in ([token_ids.join_pieces_py] + ([] if PURE else [_c().join_pieces])):
+        assert join([], table) == b""
+        assert join([0], table) == b"a"
+        assert join([0], table) is table[0]  # one piece: the entry itself, no copy
+        assert join([0, 2, 3, 0], table) == b"abca"
+        assert join([3, 3], table) == b""
+        assert join([1], table) is None  # a None entry
+        assert join([0, 4], table) is None  # past the end
+        assert join([0, -1], table) is None  # a negative ID never reads from the end
+        assert join([True], table) is None and join([False, 2], table) is None
+        assert join([np.int64(0)], table) is None
+        assert join([0, 2**70], table) is None
+
+
+def test_bad_arguments_are_type_errors():
+    c = _c()
+    with pytest.raises(TypeError):
+        c.join_pieces([0], (b"a",))  # the table is a list
+    with pytest.raises(TypeError):
+        c.join_pieces(5, [b"a"])  # ids is a sequence
+    with pytest.raises(TypeError):
+        c.join_pieces([0])
+    with pytest.raises(TypeError):
+        c.is_plain_step(5)
+
+
+def test_no_reference_leaks():
+    c = _c()
+    piece = b"piece-" + bytes(range(5))
+    table = [piece, None, b"x"]
+    ids_ok, ids_one, ids_bad = [0, 2, 0], [0], [0, 1]
+    before = (sys.getrefcount(piece), sys.getrefcount(ids_ok), sys.getrefcount(ids_bad))
+    for _ in range(1000):
+        c.join_pieces(ids_ok, table)
+        c.join_pieces(ids_one, table)
+        c.join_pieces(ids_bad, table)
+        c.join_pieces(tuple(ids_ok), table)
+        c.is_plain_step(ids_ok)
+        c.is_plain_step(ids_bad)
+    assert (sys.getrefcount(piece), sys.getrefcount(ids_ok), sys.getrefcount(ids_bad)) == before
+
+
+@pytest.mark.skipif(PURE, reason="this is the run the test starts")
+def test_the_body_step_suites_pass_on_the_pure_python_path():
+    """The decoders' body steps, boundary and edge cases, and the tag dialects' plain steps,
+    with the C module turned off (a machine without a compiler runs this path)."""
+    env = dict(os.environ, TOKENPARSE_PURE_PYTHON="1")
+    files = ["tests/test_speedups.py", "tests/test_harmony_body_step.py", "tests/test_harmony_edges.py",
+             "tests/test_tags_edges.py", "tests/test_regressions_round2.py"]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
