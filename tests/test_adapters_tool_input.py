@@ -292,3 +292,29 @@ def test_a_flat_object_fed_piece_by_piece_needs_no_scanner(document):
             sent.append(tool_input.feed(document[i : i + size]))
         assert tool_input._scanner is None
         assert "".join(sent) == document and tool_input.value() == json.loads(document)
+
+
+#: long string values (a model's prose in an argument): past the flat-prefix limit, with and
+#: without escapes and control characters, closed, cut, and broken after the string
+LONG_STRINGS = [
+    json.dumps({"city": "Tokyo", "notes": "The weather in Tokyo 東京 🚀 next week, rain or sun. " * 12}, ensure_ascii=False),
+    json.dumps({"notes": "a \"quoted\" word\\ and a tab\there " * 20, "days": 3}, ensure_ascii=False),
+    '{"notes": "' + "x" * 300 + '\x01 raw control", "b": 1}',
+    '{"notes": "' + "y" * 300 + '"} trailing',
+    '{"a": "' + "z" * 280 + '", "b": "' + "w" * 200 + '" "c": 1}',
+    '{"a": "' + "q" * 280,  # cut inside the string
+]
+
+
+@pytest.mark.parametrize("document", LONG_STRINGS)
+def test_a_long_string_value_streams_as_the_scanner_sends_it(document):
+    """Inside a string of a flat prefix, fragments without a quote, backslash or control
+    character are sent without re-reading the text so far; the result is the scanner's."""
+    for size in (1, 2, 3, 7, 16, 61):
+        fast, scanner_only = _feed_both(document, [size] * (len(document) // size))
+        assert fast == scanner_only, (document[:40], size)
+    plain = LONG_STRINGS[0]
+    for size in (3, 16, 61):  # no backslash anywhere: no scanner for the whole call
+        tool_input = ToolInput()
+        sent = [tool_input.feed(plain[i : i + size]) for i in range(0, len(plain), size)]
+        assert tool_input._scanner is None and "".join(sent) == plain
