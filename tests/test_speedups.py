@@ -31,7 +31,7 @@ def test_the_extension_is_in_use_unless_turned_off():
     if not PURE:
         from tokenparse import _speedups
 
-        assert token_ids.join_pieces is _speedups.join_pieces
+        assert token_ids.join_pieces is _speedups.join_pieces is token_ids.join_plain
         assert token_ids.is_plain_step is _speedups.is_plain_step
 
 
@@ -78,6 +78,18 @@ def test_join_pieces_c_and_python_give_the_defined_answer(ids, table):
         assert c.join_pieces(ids, table) == want
         assert c.join_pieces(tuple(ids), table) == want  # a tuple is read in place
         assert c.join_pieces(iter(ids), table) == want  # any other iterable is copied first
+
+
+@settings(max_examples=400, deadline=None)
+@given(ids=st.lists(items, max_size=20), table=tables)
+def test_join_plain_after_the_entry_check(ids, table):
+    # what the decoders' runs hold: items an entry point passed through plain_id_list
+    plain = token_ids.plain_id_list(ids)
+    # (the tables the decoders index are guarded: None slots for negative IDs, which the
+    # entry wrapped as invalid items anyway)
+    guarded = table + [None] * len(table)
+    assert token_ids.join_plain_py(plain, guarded) == expected_join(plain, guarded)
+    assert token_ids.join_plain(plain, guarded) == expected_join(plain, guarded)
 
 
 @settings(max_examples=600, deadline=None)

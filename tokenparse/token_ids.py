@@ -17,8 +17,10 @@ closes that; one sign check at the entry does.
 Body steps (``HarmonyDecoder.body_text``, the tag decoders' plain steps) skip those passes:
 :func:`join_pieces` checks and looks up a step in one go, and declines (None) a step with
 anything but plain ints in range with a bytes entry; the checked path then reports the item
-where it stands, so the result is the same. ``is_plain_step`` is the exact check of every
-other step (``api.Parser``).
+where it stands, so the result is the same. ``join_plain`` is the same for IDs an entry
+point already made plain (the runs a decoder cuts out of a checked step), where the Python
+version skips the checks. ``is_plain_step`` is the exact check of every other step
+(``api.Parser``).
 
 Both come from the C module ``tokenparse._speedups`` (one C pass each, built at install; a
 16-ID body step's checks and lookup counted at ~1,000 instructions against ~10,000 for the
@@ -36,7 +38,7 @@ from struct import error as _StructError
 from typing import Any, Sequence
 
 __all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints", "is_plain_step", "join_pieces",
-           "SPEEDUPS"]
+           "join_plain", "SPEEDUPS"]
 
 
 class InvalidItem:
@@ -131,17 +133,45 @@ def is_plain_step_py(ids: Sequence[Any]) -> bool:
 
 def join_pieces_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
     """The table entries of a step of plain ints, concatenated (``bytes`` entries only);
-    None when an item is no plain int, negative, out of range or has no bytes entry."""
-    if not ids or not is_plain_step_py(ids):
-        return None if ids else b""
+    None when an item is no plain int, negative, out of range or has no bytes entry. The
+    lookup first (a step with a structural ID, a None entry, fails the join there), then
+    the exact checks of ``is_plain_step_py``."""
+    count = len(ids)
+    if count < 2:
+        if not count:
+            return b""
+        token_id = ids[0]
+        if type(token_id) is not int or token_id < 0 or token_id >= len(table):
+            return None
+        piece = table[token_id]
+        return piece if type(piece) is bytes else None
+    try:
+        # one C lookup of all of them (an int-like indexes like its value); a None entry
+        # fails the join (TypeError), an ID past the end the lookup (IndexError)
+        data = b"".join(_itemgetter(*ids)(table))
+    except (TypeError, IndexError):
+        return None
+    if countOf(map(type, ids), int) != count:
+        return None
+    if count > PACKED_STEP:
+        return data if min(ids) >= 0 else None
+    try:
+        PACK_UNSIGNED[count](*ids)  # a negative ID (which the lookup read from the end)
+    except _StructError:
+        return None
+    return data
+
+
+def join_plain_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
+    """``join_pieces`` for IDs an entry point already passed through :func:`plain_id_list`
+    (every item a plain non-negative int or one no table index takes): the lookup alone."""
     try:
         if len(ids) == 1:
             piece = table[ids[0]]
             return piece if type(piece) is bytes else None
-        # one C lookup of all of them; a None entry fails the join (TypeError)
         return b"".join(_itemgetter(*ids)(table))
     except (TypeError, IndexError):
-        return None
+        return None if ids else b""  # (itemgetter() takes at least one item)
 
 
 #: whether the C versions of ``is_plain_step`` and ``join_pieces`` are in use
@@ -150,10 +180,12 @@ try:
     if os.environ.get("TOKENPARSE_PURE_PYTHON"):
         raise ImportError("TOKENPARSE_PURE_PYTHON is set")
     from ._speedups import is_plain_step, join_pieces
+    join_plain = join_pieces  # (its checks cost next to nothing in C)
     SPEEDUPS = True
 except ImportError:  # not built (no compiler at install), or not wanted: the same in Python
     is_plain_step = is_plain_step_py
     join_pieces = join_pieces_py
+    join_plain = join_plain_py
 
 
 def plain_id_list(token_ids: Any) -> list[Any]:

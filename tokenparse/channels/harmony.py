@@ -19,6 +19,7 @@ from typing import Sequence
 
 from ..core import DiagnosticLog
 from ..token_ids import join_pieces as _join_pieces
+from ..token_ids import join_plain as _join_plain
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
 from .harmony_tokens import hashable
@@ -294,7 +295,7 @@ class HarmonyDecoder(HarmonyMessages):
                 return
         # None: an item that is no plain int (an invalid item the entry wrapped, a float),
         # or an unassigned ID (a None piece): the checked path reports each where it stands
-        data = _join_pieces(token_ids, self._pieces)
+        data = _join_plain(token_ids, self._pieces)
         if data is None:
             self._ordinary_checked(token_ids)
             return

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
-from ..token_ids import join_pieces as _join_pieces
+from ..token_ids import join_plain as _join_plain
 from ..tokenizers.table import Utf8Stream
 from .bulk import MARK, MIN_BULK_TOKENS, bulk_decoder, mark_positions
 from .literals import RunLocator, earliest_match, held_prefix_start
@@ -98,9 +98,9 @@ class TagInput:
                     self._plain(token_ids, data)
                 return
         # Every ID fed is a plain int or an item no table accepts (tokenparse.token_ids):
-        # join_pieces declines (None) a step with a special, unassigned or invalid ID, and
+        # join_plain declines (None) a step with a special, unassigned or invalid ID, and
         # the slow path reports each where it stands.
-        data = _join_pieces(token_ids, self._guarded)
+        data = _join_plain(token_ids, self._guarded)
         if data is None:
             self._feed_slow(token_ids)
         else:
