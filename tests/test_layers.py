@@ -119,7 +119,8 @@ def test_the_checker_sees_a_violation(tmp_path):
 
 
 def test_readme_layout_matches_the_tree():
-    """The README's Layout lists every module (packages' ``__init__`` aside) and nothing else."""
+    """The README's Layout lists every module (packages' ``__init__`` aside), the C sources of
+    the optional extension, and nothing else."""
     readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Layout") :]
     block = section[section.index("```") + 3 :]
@@ -130,7 +131,7 @@ def test_readme_layout_matches_the_tree():
     listed_dirs = {entry for entry in listed if entry.endswith("/")}
     actual = {
         str(p.relative_to(PACKAGE.parent))
-        for p in MODULES
+        for p in [*MODULES, *sorted(PACKAGE.rglob("*.c"))]
         if p.name not in ("__init__.py", "__main__.py") and not any(str(p.relative_to(PACKAGE.parent)).startswith(d) for d in listed_dirs)
     }
     assert sorted(actual - listed) == [], "modules missing from the README's Layout"
