@@ -1,5 +1,5 @@
 """The C module ``tokenparse._speedups`` against the pure-Python versions in
-``tokenparse.token_ids``: the same answers for every kind of item a caller can pass, no
+``tokenparse.token_ids`` and ``tokenparse.adapters._common``: the same answers for every kind of item a caller can pass, no
 leaked references, and the whole body-step suite passing on the pure-Python path too."""
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from json.encoder import encode_basestring
+
 from tokenparse import token_ids
+from tokenparse.adapters import _common
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE = bool(os.environ.get("TOKENPARSE_PURE_PYTHON"))
@@ -33,6 +36,12 @@ def test_the_extension_is_in_use_unless_turned_off():
 
         assert token_ids.join_pieces is _speedups.join_pieces is token_ids.join_plain
         assert token_ids.is_plain_step is _speedups.is_plain_step
+        assert token_ids.join_text is _speedups.join_text
+        assert _common.join_json_strings is _speedups.join_json_strings
+        assert _common.json_string is _speedups.json_string
+    else:
+        assert _common.join_json_strings is _common.join_json_strings_py
+        assert _common.json_string is encode_basestring
 
 
 def _c():
@@ -78,6 +87,35 @@ def test_join_pieces_c_and_python_give_the_defined_answer(ids, table):
         assert c.join_pieces(ids, table) == want
         assert c.join_pieces(tuple(ids), table) == want  # a tuple is read in place
         assert c.join_pieces(iter(ids), table) == want  # any other iterable is copied first
+
+
+def expected_text(ids, table):
+    data = expected_join(ids, table)
+    if data is None or not ids:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+#: tables of UTF-8 pieces and the cuts of characters across them (and a few invalid bytes)
+utf8_tables = st.lists(st.one_of(st.none(), st.text(max_size=2).map(str.encode),
+                                 st.sampled_from(["é".encode()[:1], "é".encode()[1:], "€".encode()[:2],
+                                                  "🚀".encode()[:1], "🚀".encode()[1:], b"\xff", b"\xc0\x80"])),
+                       min_size=1, max_size=TABLE_SIZE)
+
+
+@settings(max_examples=800, deadline=None)
+@given(ids=st.lists(items, max_size=20), table=st.one_of(tables, utf8_tables))
+def test_join_text_c_and_python_give_the_defined_answer(ids, table):
+    want = expected_text(ids, table)
+    got = token_ids.join_text_py(ids, table)
+    assert got == want and type(got) is type(want)
+    if not PURE:
+        for form in (ids, tuple(ids), iter(ids)):
+            got = _c().join_text(form, table)
+            assert got == want and type(got) is type(want)
 
 
 @settings(max_examples=400, deadline=None)
@@ -136,6 +174,61 @@ def test_bad_arguments_are_type_errors():
         c.is_plain_step(5)
 
 
+#: characters of every width (ASCII, Latin-1, BMP, astral, a lone surrogate) and the ones the
+#: escape writes as two or six characters
+_CHARS = st.sampled_from(['"', "\\", "a", "\n", "\x00", "\x1f", "\x7f", "é", "\xff", "東", "\u2028", "🚀", "\ud800"])
+
+
+@settings(max_examples=600, deadline=None)
+@given(texts=st.lists(st.text(alphabet=_CHARS, max_size=6), max_size=10))
+def test_join_json_strings_c_and_python_give_the_escape_of_the_joined_text(texts):
+    pieces = [_common.json_string(t) for t in texts]
+    want = _common.json_string("".join(texts))
+    assert _common.join_json_strings_py(pieces) == want
+    if not PURE:
+        got = _c().join_json_strings(pieces)
+        assert got == want and type(got) is str
+        assert got.isascii() is want.isascii()  # the narrowest kind that holds it, as the escape gives
+
+
+@settings(max_examples=1500, deadline=None)
+@given(text=st.one_of(st.text(alphabet=_CHARS, max_size=12), st.text(max_size=12),
+                      st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=40)))
+def test_json_string_is_the_stdlib_escape(text):
+    if not PURE:
+        got = _c().json_string(text)
+        assert got == encode_basestring(text) and type(got) is str
+
+
+def test_edges_of_json_string():
+    c = _c()
+    every_ascii = "".join(map(chr, range(128)))
+    assert c.json_string(every_ascii) == encode_basestring(every_ascii)
+    for text in ("", "plain", "\x00", "a\u0080\u07ff\uffff\U0010ffff", "\ud800\udfff", "\x7f\x9f"):
+        assert c.json_string(text) == encode_basestring(text)
+
+    class Sub(str):
+        pass
+
+    assert c.json_string(Sub('a"b')) == '"a\\"b"'
+    for bad in (b"x", None, 5):
+        with pytest.raises(TypeError):
+            c.json_string(bad)
+
+
+def test_edges_of_join_json_strings():
+    c = _c()
+    one = _common.json_string("only")
+    assert c.join_json_strings([one]) is one  # one piece: itself, no copy
+    assert c.join_json_strings([]) == '""' == _common.join_json_strings_py([])
+    assert c.join_json_strings(['""', '""']) == '""'
+    with pytest.raises(TypeError):
+        c.join_json_strings(('"a"',))  # a list
+    for bad in (['"a"', 5], ['"a"', '"'], ['a"'], ['"a'], [""], [b'"a"']):
+        with pytest.raises(ValueError):
+            c.join_json_strings(bad)
+
+
 def test_no_reference_leaks():
     c = _c()
     piece = b"piece-" + bytes(range(5))
@@ -149,7 +242,34 @@ def test_no_reference_leaks():
         c.join_pieces(tuple(ids_ok), table)
         c.is_plain_step(ids_ok)
         c.is_plain_step(ids_bad)
+        c.join_text(ids_ok, table)
+        c.join_text(ids_one, table)
+        c.join_text(ids_bad, table)
     assert (sys.getrefcount(piece), sys.getrefcount(ids_ok), sys.getrefcount(ids_bad)) == before
+    cut = "€".encode()[:2]  # (one-byte bytes are shared singletons)
+    text_table = [piece, cut, b"\xff"]
+    before = (sys.getrefcount(piece), sys.getrefcount(cut))
+    for _ in range(1000):
+        c.join_text([1], text_table)  # a cut character: the entry itself
+        c.join_text([0, 1], text_table)
+        c.join_text([2, 0], text_table)  # invalid bytes
+        c.join_text([0], text_table)
+    assert (sys.getrefcount(piece), sys.getrefcount(cut)) == before
+    text = '"' + "piece" * 3 + '"'
+    pieces, bad = [text, '"x"', text], [text, "x"]
+    before = (sys.getrefcount(text), sys.getrefcount(pieces))
+    for _ in range(1000):
+        c.join_json_strings(pieces)
+        c.join_json_strings([text])
+        with pytest.raises(ValueError):
+            c.join_json_strings(bad)
+    assert (sys.getrefcount(text), sys.getrefcount(pieces)) == before
+    plain, escaped = "plain text " * 4, 'a "quoted"\n line'
+    before = (sys.getrefcount(plain), sys.getrefcount(escaped))
+    for _ in range(1000):
+        c.json_string(plain)
+        c.json_string(escaped)
+    assert (sys.getrefcount(plain), sys.getrefcount(escaped)) == before
 
 
 @pytest.mark.skipif(PURE, reason="this is the run the test starts")

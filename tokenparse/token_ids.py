@@ -19,10 +19,11 @@ Body steps (``HarmonyDecoder.body_text``, the tag decoders' plain steps) skip th
 anything but plain ints in range with a bytes entry; the checked path then reports the item
 where it stands, so the result is the same. ``join_plain`` is the same for IDs an entry
 point already made plain (the runs a decoder cuts out of a checked step), where the Python
-version skips the checks. ``is_plain_step`` is the exact check of every other step
-(``api.Parser``).
+version skips the checks. :func:`join_text` is ``join_pieces`` decoded (Harmony's body
+step: the text when the bytes are whole UTF-8 characters, else the bytes for the caller's
+stream). ``is_plain_step`` is the exact check of every other step (``api.Parser``).
 
-Both come from the C module ``tokenparse._speedups`` (one C pass each, built at install; a
+All come from the C module ``tokenparse._speedups`` (one C pass each, built at install; a
 16-ID body step's checks and lookup counted at ~1,000 instructions against ~10,000 for the
 best stdlib composition) and fall back to the pure-Python versions below (the same
 answers; ``tests/test_speedups.py`` checks them against each other) when it is not built
@@ -38,7 +39,7 @@ from struct import error as _StructError
 from typing import Any, Sequence
 
 __all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints", "is_plain_step", "join_pieces",
-           "join_plain", "SPEEDUPS"]
+           "join_text", "join_plain", "SPEEDUPS"]
 
 
 class InvalidItem:
@@ -162,6 +163,19 @@ def join_pieces_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
     return data
 
 
+def join_text_py(ids: Sequence[Any], table: list[Any]) -> str | bytes | None:
+    """:func:`join_pieces_py` decoded: the step's text when its bytes are whole UTF-8
+    characters; the bytes when they are not (a character cut by the step's end, invalid
+    bytes); None when the join declines, and for an empty step."""
+    data = join_pieces_py(ids, table) if len(ids) else None
+    if data is None:
+        return None
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return data
+
+
 def join_plain_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
     """``join_pieces`` for IDs an entry point already passed through :func:`plain_id_list`
     (every item a plain non-negative int or one no table index takes): the lookup alone."""
@@ -174,17 +188,19 @@ def join_plain_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
         return None if ids else b""  # (itemgetter() takes at least one item)
 
 
-#: whether the C versions of ``is_plain_step`` and ``join_pieces`` are in use
+#: whether the C versions (``is_plain_step``, ``join_pieces``, ``join_text`` here; the JSON
+#: string escape and join of ``adapters._common``) are in use
 SPEEDUPS = False
 try:
     if os.environ.get("TOKENPARSE_PURE_PYTHON"):
         raise ImportError("TOKENPARSE_PURE_PYTHON is set")
-    from ._speedups import is_plain_step, join_pieces
+    from ._speedups import is_plain_step, join_pieces, join_text
     join_plain = join_pieces  # (its checks cost next to nothing in C)
     SPEEDUPS = True
 except ImportError:  # not built (no compiler at install), or not wanted: the same in Python
     is_plain_step = is_plain_step_py
     join_pieces = join_pieces_py
+    join_text = join_text_py
     join_plain = join_plain_py
 
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Literal, Sequence
 from ..assembly import RUN_BUILTIN_CALLS, RUN_CONTENT, RUN_IDS, RUN_REASONING, RUN_TOOL_CALLS, Run, run_delta
 from ..errors import ParserStateError, TokenParseError
 from ..messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
+from ..token_ids import SPEEDUPS
 
 __all__ = [
     "SSE_DONE",
@@ -78,11 +79,13 @@ def to_json(value: Any) -> str:
 
 #: The JSON text of one string, exactly as :func:`to_json` writes it inside an object (the
 #: same C escape ``json.dumps(..., ensure_ascii=False)`` calls); the wire fast paths call it
-#: once per event, on the only part of the event that changes.
+#: once per event, on the only part of the event that changes. When the C module is in use
+#: its version replaces this one (below: the same text, a step with nothing to escape is
+#: one table pass and one copy, ~5x fewer instructions than the stdlib's escape).
 json_string = encode_basestring
 
 
-def join_json_strings(pieces: list[str]) -> str:
+def join_json_strings_py(pieces: list[str]) -> str:
     """The JSON text of the concatenation of strings whose JSON texts are ``pieces`` (each
     as :func:`json_string` wrote it): ``json_string("".join(texts))`` without escaping the
     texts again. The escape works character by character, so the joined inner parts are the
@@ -99,6 +102,15 @@ def join_json_strings(pieces: list[str]) -> str:
         return pieces[0]
     text = "".join(pieces).replace('""', "")
     return text if text[-1:] == '"' else text + '""'
+
+
+#: the C version (``tokenparse._speedups``: each piece's inner text copied between one pair
+#: of quotes, one pass; ``str.replace`` costs ~100 ns a boundary, ~8 us for an item of 70
+#: steps) when the module is in use; the same answers
+if SPEEDUPS:
+    from .._speedups import join_json_strings, json_string
+else:
+    join_json_strings = join_json_strings_py
 
 
 def json_copy(value: Any) -> Any:

@@ -20,6 +20,7 @@ from typing import Sequence
 from ..core import DiagnosticLog
 from ..token_ids import join_pieces as _join_pieces
 from ..token_ids import join_plain as _join_plain
+from ..token_ids import join_text as _join_text
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
 from .harmony_tokens import hashable
@@ -156,7 +157,7 @@ class HarmonyDecoder(HarmonyMessages):
 
     def body_text(self, token_ids: Sequence[int]) -> str | None:
         """The step almost every engine step is: ordinary tokens inside a body, plain
-        ints; one checked lookup (``token_ids.join_pieces``: one C pass), one decode; the
+        ints; one checked lookup and decode (``token_ids.join_text``: one C call); the
         step's text (maybe "", a character cut by the step's end), which the caller passes
         on (``feed_body`` to the sink; ``api.Parser.feed`` with the delta it makes, one
         call). None: nothing consumed (another state, a structural or invalid ID, an item
@@ -165,28 +166,19 @@ class HarmonyDecoder(HarmonyMessages):
         hot path (``_ordinary_run`` leaves it to ``Utf8Stream.decode``)."""
         if self.state is not CONTENT:
             return None
-        count = len(token_ids)
-        if count > 1:
-            data = _join_pieces(token_ids, self._pieces)
+        if self._utf8.held:  # the step's bytes continue a held character
+            data = _join_pieces(token_ids, self._pieces) if token_ids else None
             if data is None:
                 return None
-        else:
-            try:
-                token_id = token_ids[0]  # (an empty step: IndexError)
-                if type(token_id) is not int or token_id < 0:
-                    return None
-                data = self._pieces[token_id]
-            except IndexError:
-                return None
-            if data is None:
-                return None
-        self.pos += count
-        if self._utf8.held:
+            self.pos += len(token_ids)
             return self._decode(data)
-        try:
-            return data.decode()  # whole characters: Utf8Stream's own fast path
-        except UnicodeDecodeError:
-            return self._decode(data)
+        text = _join_text(token_ids, self._pieces)
+        if text is None:
+            return None
+        self.pos += len(token_ids)
+        if isinstance(text, str):  # whole characters: Utf8Stream's own fast path
+            return text
+        return self._decode(text)
 
     def _boundary(self, token_ids: Sequence[int], cuts: list[int], k: int) -> int:
         """From the terminator (in a body) or ``<|start|>`` (between messages) at
