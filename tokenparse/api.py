@@ -12,7 +12,7 @@ from .profiles import get_profile
 from .token_ids import as_id_list as _as_id_list
 from .token_ids import int_ids as _int_ids
 from .token_ids import is_plain_step as _is_plain_step
-from .token_ids import plain_id_list
+from .token_ids import plain_id_list, prompt_id_list
 from .token_ids import plain_ints as _plain_ints
 from .tokenizers.table import TokenTable
 from .toolset import ToolSet
@@ -153,7 +153,7 @@ class Model:
         collector = SegmentCollector(ids)
         # segments show tags' added tokens as their literals, also inside tool blocks
         collector.tool_untranslate = getattr(self.dialect, "untranslate", None)
-        decoder = self.dialect.decoder(collector, DiagnosticLog(strict), prompt_token_ids)
+        decoder = self.dialect.decoder(collector, DiagnosticLog(strict), prompt_id_list(prompt_token_ids))
         decoder.feed(ids)
         decoder.finish()
         return collector.segments
@@ -219,6 +219,7 @@ class Parser:
         keep_result: bool = True,
         observer: ParseObserver | None = None,
     ) -> None:
+        prompt_token_ids = prompt_id_list(prompt_token_ids)
         self.model = model
         self._log = DiagnosticLog(strict)
         self._log_items = self._log.items  # the list itself: checked after every step

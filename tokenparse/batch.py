@@ -35,7 +35,7 @@ from .core import DiagnosticLog
 from .errors import Diagnostic, TokenParseError
 from .messages import ChatMessage
 from .messages_fast import chat_message, tool_calls
-from .token_ids import int_ids, plain_id_list
+from .token_ids import int_ids, is_plain_step, plain_id_list, prompt_id_list
 from .toolset import ToolSet
 
 __all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row", "pooled_call_id"]
@@ -206,7 +206,7 @@ def _decode_chunk(
     for i, row in enumerate(ids):
         if plan is not None or (harmony is not None and type(row) is list):
             prompt = prompt_rows[i] if prompt_rows is not None else None
-            if prompt is None or type(prompt) is list:
+            if prompt is None or (type(prompt) is list and is_plain_step(prompt)):  # (else: the row error)
                 toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
                 if plan is not None:
                     fast = fast_row(plan, row, toolset, prompt, finish_reason, id_factory, strict)
@@ -222,6 +222,7 @@ def _decode_chunk(
             prompt = prompt_rows[i] if prompt_rows is not None else None
             if prompt is not None and type(prompt) is not list:
                 prompt = _checked_row(prompt)
+            prompt = prompt_id_list(prompt)  # an item that is no token ID: this row's error
             assembler = Assembler(toolset, log, id_factory=id_factory)
             decoder = make_decoder(make_router(assembler, log, toolset), log, prompt)
             decoder.feed(row)

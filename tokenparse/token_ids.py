@@ -38,8 +38,10 @@ from struct import Struct
 from struct import error as _StructError
 from typing import Any, Sequence
 
+from .errors import InvalidTokenError
+
 __all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints", "is_plain_step", "join_pieces",
-           "join_text", "join_plain", "SPEEDUPS"]
+           "join_text", "join_plain", "prompt_id_list", "SPEEDUPS"]
 
 
 class InvalidItem:
@@ -209,4 +211,23 @@ def plain_id_list(token_ids: Any) -> list[Any]:
     ids = as_id_list(token_ids)
     if not is_plain_step(ids):
         ids = plain_ints(ids)
+    return ids
+
+
+def prompt_id_list(prompt_token_ids: Any) -> list[int] | None:
+    """The prompt's IDs as plain ints (``None`` stays ``None``). A prompt is the caller's
+    data, not model output, and only sets the start state: an item that is no token ID (a
+    bool, a negative int, a float, a string, ``None``) is an :class:`InvalidTokenError`
+    naming it and its index, in strict and lenient mode alike, instead of a start state
+    read from garbage; a prompt that is no sequence is a ``TypeError``."""
+    if prompt_token_ids is None:
+        return None
+    try:
+        ids = plain_id_list(prompt_token_ids)
+    except TypeError:
+        raise TypeError(f"prompt_token_ids must be a sequence of ints, got {type(prompt_token_ids).__name__}") from None
+    if not is_plain_step(ids):
+        for index, item in enumerate(ids):
+            if type(item) is not int or item < 0:
+                raise InvalidTokenError(f"prompt_token_ids[{index}] is not a token ID: {item!r}")
     return ids

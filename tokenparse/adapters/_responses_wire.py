@@ -125,8 +125,14 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
         sse += render_sse([self._event("response.completed", response=self._final_object())])
     else:
         self._sequence_number = number + 1
-        bodies = [item if isinstance(item, str) else to_json(self._item_body(item, item.status)) for item in self._output]
-        sse += f"{head}[{','.join(bodies)}]{tail}"
+        # one copy of every body into the text (not a join, an f-string and a concatenation)
+        parts = [sse, head, "["]
+        for item in self._output:
+            parts += (item if isinstance(item, str) else to_json(self._item_body(item, item.status)), ",")
+        if self._output:
+            parts.pop()
+        parts += ("]", tail)
+        sse = "".join(parts)
     self.state = self.FINISHED
     return sse
 

@@ -287,13 +287,26 @@ class HarmonyDecoder(HarmonyMessages):
                 return
         # None: an item that is no plain int (an invalid item the entry wrapped, a float),
         # or an unassigned ID (a None piece): the checked path reports each where it stands
+        if self.state is CONTENT and not self._utf8.held:
+            # a body's text cut by a structural token (body_text: the rest), decoded in the
+            # same call when its characters are whole
+            text = _join_text(token_ids, self._pieces)
+            if text is None:
+                self._ordinary_checked(token_ids)
+                return
+            self.pos += len(token_ids)
+            if not isinstance(text, str):
+                text = self._decode(text)
+            if text:
+                self._sink.text(text)
+            return
         data = _join_plain(token_ids, self._pieces)
         if data is None:
             self._ordinary_checked(token_ids)
             return
         start = self.pos
         self.pos += len(token_ids)
-        if self.state is CONTENT:  # a body's text cut by a structural token (body_text: the rest)
+        if self.state is CONTENT:  # (a held character continues)
             text = self._decode(data)
             if text:
                 self._sink.text(text)

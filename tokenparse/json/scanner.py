@@ -36,16 +36,22 @@ States (``_state``), named for what the next significant character must be:
 
 Size: one lexical state machine whose inner loop (``_scan``) must stay in one function for
 speed (local variables, no calls per character); the states and their rules above are the
-reading guide.
+reading guide. What a chunk's end can cut inside a token (a string's content, an escape, a
+literal) is read by :mod:`.scanner_cuts`, whose methods this class inherits.
 """
 from __future__ import annotations
 
 import re
-from json.decoder import scanstring  # type: ignore[attr-defined]  # public, not in the stubs
 from typing import Callable, Protocol
 
 from ..errors import ParserStateError
 from .errors import JsonLimitError, JsonStreamError
+from .scanner_cuts import LITERALS as _LITERALS
+from .scanner_cuts import STRING_STOP as _STRING_STOP
+from .scanner_cuts import STRING_STOP_LENIENT as _STRING_STOP_LENIENT
+from .scanner_cuts import CutPieces, decode_string_content
+from .scanner_cuts import invalid_literal as _invalid_literal
+from .scanner_cuts import is_literal_prefix as _is_literal_prefix
 
 __all__ = ["JsonValueScanner", "decode_string_content", "DEFAULT_MAX_DEPTH"]
 
@@ -97,15 +103,6 @@ _T_COMMA, _T_COLON, _T_NUMBER, _T_LITERAL = 6, 7, 8, 9
 
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_TAIL = re.compile(r"[-+.eE0-9]*")
-_LETTERS = re.compile(r"[a-z]*")
-_LITERALS = ("true", "false", "null")
-
-# Inside a string: the next character that is not plain content.
-_STRING_STOP = re.compile(r'["\\\x00-\x1f]')
-_STRING_STOP_LENIENT = re.compile(r'["\\]')
-_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
-_HEX_PREFIX = re.compile(r"[0-9a-fA-F]*")
-_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 
 
 class _ValueSink(Protocol):
@@ -129,14 +126,7 @@ class _ValueSink(Protocol):
     def _literal(self, text: str) -> None: ...
 
 
-def decode_string_content(raw: str, allow_control_chars: bool = False) -> str:
-    """Decode the source between a string's quotes exactly as :func:`json.loads` would."""
-    if "\\" not in raw:
-        return raw
-    return scanstring(raw + '"', 0, not allow_control_chars)[0]
-
-
-class JsonValueScanner:
+class JsonValueScanner(CutPieces):
     """Finds the end of one JSON value in text that arrives in chunks.
 
     ``feed(text, start)`` scans ``text[start:]`` and returns the index in ``text`` just past
@@ -151,21 +141,7 @@ class JsonValueScanner:
     :class:`~tokenparse.errors.ParserStateError`.
     """
 
-    __slots__ = (
-        "_state",
-        "_stack",
-        "_string_is_key",
-        "_escape",
-        "_scalar",
-        "_scalar_chars",
-        "_offset",
-        "_base",
-        "_max_depth",
-        "_stop",
-        "_sink",
-        "_raw",
-        "_string_search",
-    )
+    __slots__ = ()  # (the slots are declared by CutPieces, which reads some of them)
 
     def __init__(self, *, max_depth: int = DEFAULT_MAX_DEPTH, allow_control_chars: bool = False, _sink: _ValueSink | None = None) -> None:
         self._state = _EXPECT_VALUE
@@ -453,98 +429,6 @@ class JsonValueScanner:
         self._offset = self._base + i
         return i if state == _DONE else -1
 
-    def _scan_string(self, text: str, i: int, n: int) -> int:
-        """Scan string content from ``i``; return the index after the closing quote, or -1."""
-        raw = self._raw
-        if self._escape:
-            i = self._resume_escape(text, i, n)
-            if i < 0:
-                return -1
-        segment = i
-        search = self._stop.search
-        while True:
-            m = search(text, i)
-            if m is None:
-                if raw is not None and segment < n:
-                    raw.append(text[segment:])
-                return -1
-            j = m.start()
-            c = text[j]
-            if c == '"':
-                if raw is not None and segment < j:
-                    raw.append(text[segment:j])
-                return j + 1
-            if c != "\\":
-                raise self._error(f"control character {c!r} in string", j)
-            if j + 1 < n:
-                escaped = text[j + 1]
-                if escaped in _SIMPLE_ESCAPES:
-                    i = j + 2
-                    continue
-                if escaped != "u":
-                    raise self._error(_invalid_escape(text[j:j + 2]), j)
-                if j + 6 <= n:
-                    if _HEX4.match(text, j + 2) is None:
-                        raise self._error(_invalid_escape(text[j:j + 6]), j)
-                    i = j + 6
-                    continue
-                if _HEX_PREFIX.fullmatch(text, j + 2, n) is None:
-                    raise self._error(_invalid_escape(text[j:n]), j)
-            # The escape is cut by the end of the chunk: it is not content yet (a trailing
-            # backslash must not be read as escaping a quote that never came).
-            if raw is not None and segment < j:
-                raw.append(text[segment:j])
-            self._escape = text[j:]
-            return -1
-
-    def _resume_escape(self, text: str, i: int, n: int) -> int:
-        """Complete an escape cut by the previous chunk; return where content resumes or -1."""
-        escape = self._escape
-        if len(escape) == 1:  # just the backslash
-            escaped = text[i]
-            if escaped in _SIMPLE_ESCAPES:
-                escape += escaped
-                i += 1
-                if self._raw is not None:
-                    self._raw.append(escape)
-                self._escape = ""
-                return i
-            if escaped != "u":
-                raise self._error(_invalid_escape(escape + escaped), i - 1)
-            escape = "\\u"
-            i += 1
-        take = min(6 - len(escape), n - i)
-        hex_digits = text[i:i + take]
-        if _HEX_PREFIX.fullmatch(hex_digits) is None:
-            raise self._error(_invalid_escape(escape + hex_digits), i - len(escape))
-        escape += hex_digits
-        i += take
-        if len(escape) < 6:
-            self._escape = escape
-            return -1
-        if self._raw is not None:
-            self._raw.append(escape)
-        self._escape = ""
-        return i
-
-    def _resume_literal(self, text: str, i: int, n: int) -> tuple[int, bool]:
-        """Continue a literal cut by the previous chunk; return (index, complete)."""
-        held = self._scalar[0]
-        letters = text[i:_LETTERS.match(text, i).end()]  # type: ignore[union-attr]  # matches ""
-        word = held + letters
-        for literal in _LITERALS:
-            if word.startswith(literal):
-                self._scalar = []
-                self._scalar_chars = 0
-                if self._sink is not None:
-                    self._sink._literal(literal)
-                return i + len(literal) - len(held), True
-        if i + len(letters) == n and _is_literal_prefix(word):
-            self._scalar = [word]
-            self._scalar_chars = len(word)
-            return n, False
-        raise self._error(_invalid_literal(word), i - len(held))
-
     def _end_number(self, number: str, end_offset: int) -> None:
         """Validate a complete number that ends just before stream offset ``end_offset``."""
         if _NUMBER.fullmatch(number) is None:
@@ -568,24 +452,3 @@ class JsonValueScanner:
         index = m.start(m.lastindex or 0)
         # Only the first character is quoted: how much of a token arrived depends on chunking.
         return self._error(f"expected {_EXPECTATIONS.get(state, 'end of value')}, found {m.string[index]!r}", index)
-
-
-def _invalid_escape(escape: str) -> str:
-    """Message for a bad escape, quoting it up to its first bad character (so the message
-    does not depend on how much text followed in the same chunk)."""
-    if escape[1:2] == "u":
-        escape = escape[: _HEX_PREFIX.match(escape, 2).end() + 1]  # type: ignore[union-attr]  # matches ""
-    return f"invalid escape {escape[:6]!r}"
-
-
-def _invalid_literal(word: str) -> str:
-    """Message for a bad literal, quoting it up to its first bad character."""
-    end = 1
-    while end < len(word) and _is_literal_prefix(word[:end]):
-        end += 1
-    return f"invalid literal {word[:end]!r}"
-
-
-def _is_literal_prefix(word: str) -> bool:
-    return any(literal.startswith(word) for literal in _LITERALS)
-
