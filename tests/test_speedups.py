@@ -37,6 +37,7 @@ def test_the_extension_is_in_use_unless_turned_off():
         assert token_ids.join_pieces is _speedups.join_pieces is token_ids.join_plain
         assert token_ids.is_plain_step is _speedups.is_plain_step
         assert token_ids.join_text is _speedups.join_text
+        assert token_ids.find_cuts is _speedups.find_cuts
         assert _common.join_json_strings is _speedups.join_json_strings
         assert _common.json_string is _speedups.json_string
     else:
@@ -198,6 +199,59 @@ def test_json_string_is_the_stdlib_escape(text):
     if not PURE:
         got = _c().json_string(text)
         assert got == encode_basestring(text) and type(got) is str
+
+
+@settings(max_examples=600, deadline=None)
+@given(ids=st.lists(st.one_of(items, st.just([1]), st.just({})), max_size=20),
+       members=st.frozensets(st.integers(min_value=-3, max_value=TABLE_SIZE), max_size=6))
+def test_find_cuts_c_and_python_give_the_defined_answer(ids, members):
+    def hashable(item):
+        try:
+            hash(item)
+        except TypeError:
+            return False
+        return True
+
+    want = [i for i, item in enumerate(ids) if not hashable(item) or item in members]
+    assert token_ids.find_cuts_py(ids, members) == want
+    if not PURE:
+        for form in (ids, tuple(ids), iter(ids)):
+            assert _c().find_cuts(form, members) == want
+        assert _c().find_cuts(ids, set(members)) == want
+
+
+def test_edges_of_find_cuts():
+    c = _c()
+    with pytest.raises(TypeError):
+        c.find_cuts([1], [1])  # members is a set
+    with pytest.raises(TypeError):
+        c.find_cuts(5, {1})
+
+    class Boom:
+        def __hash__(self):
+            raise ValueError("no hash")
+
+    with pytest.raises(ValueError, match="no hash"):  # not a TypeError: raised, as in Python
+        c.find_cuts([1, Boom()], {1})
+    ids = [1, 2, 3]
+
+    class Shrinks:
+        def __hash__(self):
+            return 1
+
+        def __eq__(self, other):
+            ids.clear()
+            return False
+
+    ids[1] = Shrinks()
+    with pytest.raises(RuntimeError):
+        c.find_cuts(ids, {1, 5})
+    unhashable = [0]
+    plain = [70000, 80000, unhashable]
+    before = (sys.getrefcount(plain), sys.getrefcount(plain[0]), sys.getrefcount(unhashable))
+    for _ in range(1000):
+        c.find_cuts(plain, {80000})
+    assert (sys.getrefcount(plain), sys.getrefcount(plain[0]), sys.getrefcount(unhashable)) == before
 
 
 def test_edges_of_json_string():

@@ -21,7 +21,8 @@ where it stands, so the result is the same. ``join_plain`` is the same for IDs a
 point already made plain (the runs a decoder cuts out of a checked step), where the Python
 version skips the checks. :func:`join_text` is ``join_pieces`` decoded (Harmony's body
 step: the text when the bytes are whole UTF-8 characters, else the bytes for the caller's
-stream). ``is_plain_step`` is the exact check of every other step (``api.Parser``).
+stream), :func:`find_cuts` the positions of a Harmony step's structural tokens.
+``is_plain_step`` is the exact check of every other step (``api.Parser``).
 
 All come from the C module ``tokenparse._speedups`` (one C pass each, built at install; a
 16-ID body step's checks and lookup counted at ~1,000 instructions against ~10,000 for the
@@ -32,6 +33,8 @@ or ``TOKENPARSE_PURE_PYTHON`` is set in the environment. :data:`SPEEDUPS` says w
 from __future__ import annotations
 
 import os
+from itertools import compress
+from itertools import count as _count
 from operator import countOf
 from operator import itemgetter as _itemgetter
 from struct import Struct
@@ -41,7 +44,7 @@ from typing import Any, Sequence
 from .errors import InvalidTokenError
 
 __all__ = ["InvalidItem", "as_id_list", "int_ids", "plain_id_list", "plain_ints", "is_plain_step", "join_pieces",
-           "join_text", "join_plain", "prompt_id_list", "SPEEDUPS"]
+           "join_text", "join_plain", "find_cuts", "prompt_id_list", "SPEEDUPS"]
 
 
 class InvalidItem:
@@ -178,6 +181,23 @@ def join_text_py(ids: Sequence[Any], table: list[Any]) -> str | bytes | None:
         return data
 
 
+def find_cuts_py(ids: Sequence[Any], members: set[Any] | frozenset[Any]) -> list[int]:
+    """The positions of the items of ``ids`` in ``members``, and of the unhashable ones
+    (Harmony's structural tokens in a step: the cut positions)."""
+    try:
+        return list(compress(_count(), map(members.__contains__, ids)))
+    except TypeError:  # an unhashable item: cut out like a member
+        return [i for i, item in enumerate(ids) if not _hashable(item) or item in members]
+
+
+def _hashable(value: object) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 def join_plain_py(ids: Sequence[Any], table: list[Any]) -> bytes | None:
     """``join_pieces`` for IDs an entry point already passed through :func:`plain_id_list`
     (every item a plain non-negative int or one no table index takes): the lookup alone."""
@@ -196,13 +216,14 @@ SPEEDUPS = False
 try:
     if os.environ.get("TOKENPARSE_PURE_PYTHON"):
         raise ImportError("TOKENPARSE_PURE_PYTHON is set")
-    from ._speedups import is_plain_step, join_pieces, join_text
+    from ._speedups import find_cuts, is_plain_step, join_pieces, join_text
     join_plain = join_pieces  # (its checks cost next to nothing in C)
     SPEEDUPS = True
 except ImportError:  # not built (no compiler at install), or not wanted: the same in Python
     is_plain_step = is_plain_step_py
     join_pieces = join_pieces_py
     join_text = join_text_py
+    find_cuts = find_cuts_py
     join_plain = join_plain_py
 
 

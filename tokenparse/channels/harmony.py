@@ -13,23 +13,21 @@ structural tokens' handlers and the recovery rules are :class:`.harmony_messages
 """
 from __future__ import annotations
 
-from itertools import compress
-from itertools import count as _count
 from typing import Sequence
 
 from ..core import DiagnosticLog
+from ..token_ids import find_cuts as _find_cuts
+from ..token_ids import is_plain_step as _is_plain_step
 from ..token_ids import join_pieces as _join_pieces
 from ..token_ids import join_plain as _join_plain
 from ..token_ids import join_text as _join_text
 from .harmony_header import OpenRecorder
 from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
-from .harmony_tokens import hashable
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
 #: a boundary (terminator through <|message|>) longer than this is not memoised
 _BOUNDARY_MAX_TOKENS = 48
-_INT_ONLY = frozenset({int})
 
 
 #: the boundary memo's value for a boundary's beginning (see HarmonyDecoder._hold)
@@ -111,13 +109,10 @@ class HarmonyDecoder(HarmonyMessages):
                     return
         elif not token_ids:
             return
-        non_text = self._non_text
-        try:
-            # positions, in C (no isdisjoint first: body_text declined the step, most often
-            # for a structural token, so the positions are wanted anyway)
-            cuts = list(compress(_count(), map(non_text.__contains__, token_ids)))
-        except TypeError:  # an unhashable "ID": it is cut out and reported like a special
-            cuts = [i for i, token_id in enumerate(token_ids) if not hashable(token_id) or token_id in non_text]
+        # the positions, one C pass (no isdisjoint first: body_text declined the step, most
+        # often for a structural token, so they are wanted anyway); an unhashable "ID" is
+        # cut out and reported like a special
+        cuts = _find_cuts(token_ids, self._non_text)
         if not cuts:
             self._ordinary_run(token_ids)
             return
@@ -198,7 +193,7 @@ class HarmonyDecoder(HarmonyMessages):
             return 0
         last = cuts[m]
         key = tuple(token_ids[first:last + 1])
-        if not _INT_ONLY.issuperset(map(type, key)):
+        if not _is_plain_step(key):
             return 0  # a float equal to an ID would find its entry: the general path reports it
         hit = self._boundary_cache.get(key)
         base = self.pos
@@ -250,7 +245,7 @@ class HarmonyDecoder(HarmonyMessages):
             return False
         tail = tuple(token_ids[cut:])
         # (a tail holds no <|message|>, so it is never a whole boundary's key)
-        if not _INT_ONLY.issuperset(map(type, tail)) or tail not in self._boundary_cache:
+        if not _is_plain_step(tail) or tail not in self._boundary_cache:
             return False
         self._held = list(tail)
         return True
