@@ -282,17 +282,11 @@ class HarmonyDecoder(HarmonyMessages):
                 return
         # None: an item that is no plain int (an invalid item the entry wrapped, a float),
         # or an unassigned ID (a None piece): the checked path reports each where it stands
-        if self.state is CONTENT and not self._utf8.held:
-            # a body's text cut by a structural token (body_text: the rest), decoded in the
-            # same call when its characters are whole
-            text = _join_text(token_ids, self._pieces)
+        if self.state is CONTENT:  # a body's text cut by a structural token: body_text's
+            text = self.body_text(token_ids)
             if text is None:
                 self._ordinary_checked(token_ids)
-                return
-            self.pos += len(token_ids)
-            if not isinstance(text, str):
-                text = self._decode(text)
-            if text:
+            elif text:
                 self._sink.text(text)
             return
         data = _join_plain(token_ids, self._pieces)
@@ -301,12 +295,7 @@ class HarmonyDecoder(HarmonyMessages):
             return
         start = self.pos
         self.pos += len(token_ids)
-        if self.state is CONTENT:  # (a held character continues)
-            text = self._decode(data)
-            if text:
-                self._sink.text(text)
-        else:
-            self._ordinary(data, start, len(token_ids))
+        self._ordinary(data, start, len(token_ids))
 
     def _ordinary_checked(self, token_ids: Sequence[int]) -> None:
         """A run with invalid IDs: valid stretches go back through ``_ordinary_run``."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..errors import TokenizerError
 from ..tokenizers.table import TokenTable
 
-__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table", "hashable"]
+__all__ = ["HarmonyTokens", "non_text_ids", "guarded_table"]
 
 
 @dataclass(frozen=True)
@@ -63,12 +63,3 @@ def guarded_table(pieces: list[bytes | None], non_text: frozenset[int]) -> list[
     for token_id in non_text:
         guarded[token_id] = None
     return guarded + [None] * len(guarded)
-
-
-def hashable(value: object) -> bool:
-    """Whether a fed item can be looked up in the ID sets at all."""
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
