@@ -301,6 +301,9 @@ def parse_response(
       uses ``tools`` only to type XML parameters). XML-style parameters are typed from the
       schema in both.
     * No template is needed: the profile comes from tokenparse (no ``response_template``).
+    * A tag the model spelled with ordinary tokens is text. transformers agrees from 5.25,
+      which parses a fast tokenizer's IDs; before 5.25 it parsed the decoded text, so such a
+      tag became a call.
     """
     model = model_for(tokenizer, profile)
     rows, batched = _rows_of(ids)
