@@ -318,3 +318,65 @@ def test_a_long_string_value_streams_as_the_scanner_sends_it(document):
         tool_input = ToolInput()
         sent = [tool_input.feed(plain[i : i + size]) for i in range(0, len(plain), size)]
         assert tool_input._scanner is None and "".join(sent) == plain
+
+
+
+#: string values with escapes (code, prose with newlines), short enough for the flat-prefix
+#: match to take any fragment the string run does not (an escape cut by its end)
+ESCAPED_STRINGS = [
+    json.dumps({"city": "Tokyo", "notes": "```python\ndef f(x):\n    return {'a': x}\n``` \"q\" \\ 東京\t🚀 " * 3},
+               ensure_ascii=False),
+    json.dumps({"path": "a.py", "content": "line\n" * 30}),
+]
+
+
+@pytest.mark.parametrize("document", ESCAPED_STRINGS)
+def test_a_string_with_escapes_streams_without_a_scanner_as_the_scanner_sends_it(document):
+    """Fragments of string characters and whole escapes continue the open string without
+    re-reading the text so far (a long value with newlines costs one match a fragment), cut
+    anywhere, an escape cut by a fragment's end too; the result is the scanner's."""
+    assert len(document) <= 256 and "\\" in document
+    for size in (1, 2, 3, 5, 7, 16, 61):
+        fast, scanner_only = _feed_both(document, [size] * (len(document) // size))
+        assert fast == scanner_only, (document[:40], size)
+    for size in (16, 61):  # an escape inside nearly every fragment: still no scanner
+        tool_input = ToolInput()
+        sent = [tool_input.feed(document[i : i + size]) for i in range(0, len(document), size)]
+        assert tool_input._scanner is None and "".join(sent) == document
+        assert tool_input.value() == json.loads(document)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 16, 61])
+def test_a_long_string_with_escapes_past_the_short_reads_is_read_as_the_scanner_reads_it(size):
+    """Past the short reads, a fragment's string characters and whole escapes go past the
+    scanner in one match; an escape cut by either end of a fragment, a quote, a control
+    character or a bad escape after them are still scanned."""
+    for tail in ('", "n": 1}', '\\x", "n": 1}', '\\u12', '\\', '\\u00e9"}', '\\n\\t\\u0041\\\\\\"}', '\\x01"}', '\x01"}',
+                 '\\ud83d\\ude00"} x'):
+        document = '{"notes": "' + 'line\\n\\t ok \\u00e9 \\\\ \\" ' * 80 + tail
+        assert len(document) > 1024
+        fast, scanner_only = _feed_both(document, [size] * (len(document) // size))
+        assert fast == scanner_only, (tail, size)
+
+
+def test_escapes_keep_the_string_run_and_past_the_short_reads_skip_the_scan(monkeypatch):
+    """The two fast paths are taken (not only equal in output): after a fragment with a
+    whole escape the short read still knows it is inside the string, and past the short
+    reads the scanner sees only the escapes cut by a fragment's ends."""
+    tool_input = ToolInput()
+    assert tool_input.feed('{"a": "x\\') == '{"a": "x'  # an escape cut: held, matched again next
+    for fragment in ('ny \\"q\\" \\u00e9', " more"):
+        tool_input.feed(fragment)
+        assert tool_input._in_string
+    from tokenparse.adapters import _tool_input
+
+    fed = []
+    original = _tool_input._InputScanner.feed
+    monkeypatch.setattr(_tool_input._InputScanner, "feed", lambda self, text, start=0: fed.append(text) or original(self, text, start))
+    document = '{"notes": "' + 'line\\n\\t ok \\u00e9 ' * 120 + '", "n": 1}'
+    tool_input = ToolInput()
+    fragments = [document[i : i + 16] for i in range(0, len(document), 16)]
+    sent = [tool_input.feed(fragment) for fragment in fragments]
+    assert "".join(sent) == document and tool_input.value()["n"] == 1
+    # fed[0] is the text of the short reads; after it, only escapes cut by a fragment's ends
+    assert tool_input._scanner is not None and sum(map(len, fed[1:])) < (len(document) - len(fed[0])) // 4

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from json.encoder import encode_basestring
 
 from tokenparse import token_ids
-from tokenparse.adapters import _common
+from tokenparse.adapters import _common, _frames
 
 ROOT = Path(__file__).resolve().parents[1]
 PURE = bool(os.environ.get("TOKENPARSE_PURE_PYTHON"))
@@ -40,6 +40,7 @@ def test_the_extension_is_in_use_unless_turned_off():
         assert token_ids.find_cuts is _speedups.find_cuts
         assert _common.join_json_strings is _speedups.join_json_strings
         assert _common.json_string is _speedups.json_string
+        assert _frames.Frame("a\x00b", ["\x00"]).fill.func is _speedups.fill_frame
     else:
         assert _common.join_json_strings is _common.join_json_strings_py
         assert _common.json_string is encode_basestring
@@ -326,13 +327,94 @@ def test_no_reference_leaks():
     assert (sys.getrefcount(plain), sys.getrefcount(escaped)) == before
 
 
+class Formatted:
+    """A value that is no str or int: the f-string (and fill_frame) call its __format__."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __format__(self, spec):
+        return f"<{self.text}>"
+
+
+frame_values = st.one_of(
+    st.text(max_size=6), st.integers(), st.integers(-(10**19), 10**19), st.booleans(), st.none(),
+    st.floats(allow_nan=False), st.sampled_from([Colour.RED, Formatted("é"), Formatted("😀"), 10**18, -(10**18), 2**63,
+                                                 -(2**63), -(10**18) + 1]),
+)
+
+
+def _fill_defined(pieces, order, values):
+    return pieces[0] + "".join(f"{values[k]}{pieces[i + 1]}" for i, k in enumerate(order))
+
+
+@settings(max_examples=400, deadline=None)
+@given(values=st.lists(frame_values, min_size=1, max_size=8), data=st.data())
+def test_fill_frame_c_and_python_give_the_f_string(values, data):
+    order = data.draw(st.lists(st.integers(0, len(values) - 1), max_size=60))
+    pieces = data.draw(st.lists(st.text(max_size=5), min_size=len(order) + 1, max_size=len(order) + 1))
+    expected = _fill_defined(pieces, order, values)
+    python_fill = _frames._maker(order)(*pieces)
+    assert python_fill(values) == expected
+    if not PURE:
+        c = _c()
+        assert c.fill_frame(tuple(pieces), bytes(order), values) == expected
+        assert c.fill_frame(tuple(pieces), bytes(order), tuple(values)) == expected
+
+
+def test_edges_of_fill_frame():
+    c = _c()
+    assert c.fill_frame(("",), b"", []) == ""
+    assert c.fill_frame(("a", "b"), b"\x00", ["é"]) == "aéb"
+    assert c.fill_frame(("😀", ""), b"\x00", [7]) == "😀7"
+    with pytest.raises(IndexError):
+        c.fill_frame(("a", "b"), b"\x01", ["x"])
+    with pytest.raises(ValueError):
+        c.fill_frame(("a",), b"\x00", ["x"])
+    for bad in ((["a", "b"], b"\x00", ["x"]), (("a", "b"), [0], ["x"]), (("a", "b"), b"\x00", {0: "x"}),
+                (("a", "b"), b"\x00", iter(["x"])), (("a", 5), b"\x00", ["x"])):
+        with pytest.raises(TypeError):
+            c.fill_frame(*bad)
+    with pytest.raises(TypeError):
+        c.fill_frame(("a", "b"), b"\x00")
+
+    class Bad:
+        def __format__(self, spec):
+            raise KeyError("no")
+
+    class NotText:
+        def __format__(self, spec):
+            return 5
+
+    with pytest.raises(KeyError):
+        c.fill_frame(("a", "b"), b"\x00", [Bad()])
+    with pytest.raises(TypeError):
+        c.fill_frame(("a", "b"), b"\x00", [NotText()])
+    # more slots than the C stack holds: the heap
+    many = 200
+    assert c.fill_frame(tuple("x" * (many + 1)), bytes(range(many)), list(range(many))) == \
+        "x" + "".join(f"{k}x" for k in range(many))
+
+
+def test_fill_frame_holds_no_references():
+    c = _c()
+    text, piece = "value " * 3, "piece " * 2
+    pieces, values = (piece, "-", piece), [text, 12345678901234567890]
+    before = (sys.getrefcount(text), sys.getrefcount(piece), sys.getrefcount(values[1]))
+    for _ in range(1000):
+        c.fill_frame(pieces, b"\x00\x01", values)
+        with pytest.raises(IndexError):
+            c.fill_frame(pieces, b"\x00\x02", values)
+    assert (sys.getrefcount(text), sys.getrefcount(piece), sys.getrefcount(values[1])) == before
+
+
 @pytest.mark.skipif(PURE, reason="this is the run the test starts")
 def test_the_body_step_suites_pass_on_the_pure_python_path():
     """The decoders' body steps, boundary and edge cases, and the tag dialects' plain steps,
     with the C module turned off (a machine without a compiler runs this path)."""
     env = dict(os.environ, TOKENPARSE_PURE_PYTHON="1")
     files = ["tests/test_speedups.py", "tests/test_harmony_body_step.py", "tests/test_harmony_edges.py",
-             "tests/test_tags_edges.py", "tests/test_regressions_round2.py"]
+             "tests/test_tags_edges.py", "tests/test_regressions_round2.py", "tests/test_adapters_fast_path.py"]
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]

@@ -119,6 +119,12 @@ _NUM = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
 _FLAT_SCALAR = f"(?:{_STR}|{_NUM}|true|false|null)"
 #: what ends or escapes a string, or cannot be in one
 _STRING_BREAK = re.compile(r'["\\\x00-\x1f]')
+#: the part of a fragment that only continues the open string: its characters and whole
+#: escapes (``_CHARS``), up to a quote, a control character or an escape cut by its end
+_STRING_RUN = re.compile(_CHARS)
+_WHOLE_STRING_RUN = re.compile(f"{_CHARS}\\Z")
+#: an escape's backslash and the character after it (a quote there is no string's end)
+_ESCAPE_PAIR = re.compile(r"\\.", re.S)
 _FLAT_PREFIX = re.compile(
     f"{_WS}\\{{{_WS}(?:{_STR}{_WS}:{_WS}{_FLAT_SCALAR}{_WS},{_WS})*"
     f"(?:{_OPEN_STR}|{_STR}{_WS}(?::{_WS}(?:"
@@ -139,12 +145,15 @@ class ToolInput:
     ``_fed`` the text fed so far while it is short (``_SHORT_LIMIT``), dropped when the
     scanner takes over.
 
+    Once a scanner reads them, the string characters and whole escapes of a fragment inside
+    a string (``_STRING_RUN``) are one match, not a scan (:meth:`_string_fragment`).
+
     While the arguments are short they are read without a scanner (:meth:`_read_short`):
     a fragment with a ``}`` in it first tries the text so far as one whole object by the C
     JSON reader, then the text so far must be a prefix of a flat object (one regex match,
-    ``_FLAT_PREFIX``; while that prefix ends inside a string and has no backslash, a
-    fragment with no quote, backslash or control character just continues the string and
-    is not matched again). Only text those accept passes, and for it they give exactly what
+    ``_FLAT_PREFIX``; while that prefix ends inside a string with nothing held, a fragment
+    of string characters and whole escapes just continues the string and is not matched
+    again). Only text those accept passes, and for it they give exactly what
     the scanner would (the same grammar, the same end, the same held-back tail); at the
     first text they do not accept, a scanner is made, fed the text so far (which it
     accepts) and answers from there on. Arguments that arrive whole or as a flat object
@@ -189,6 +198,12 @@ class ToolInput:
             if self._fed:
                 scanner.feed(self._fed)  # a valid prefix (_read_short took it): no end, no error
                 self._fed = ""
+        elif scanner.in_string:
+            return self._string_fragment(scanner, text)
+        return self._scan(scanner, text)
+
+    def _scan(self, scanner: JsonValueScanner, text: str) -> str:
+        """What to send of ``text``, read by the scanner."""
         before = scanner.offset
         try:
             end = scanner.feed(text)
@@ -202,6 +217,29 @@ class ToolInput:
             else:
                 upto = scanner.offset - scanner.unfinished_length
         return self._send(text, before, upto)
+
+    def _string_fragment(self, scanner: JsonValueScanner, text: str) -> str:
+        """A fragment while the scanner is inside a string. Its string characters and whole
+        escapes go past the scanner in one match (``resume_at``: they cannot end the string
+        or fail, and leave it inside the string with nothing pending); an escape cut by
+        either end of the fragment, and whatever ends the string, are scanned. Most
+        fragments of a long string value (code, prose with newlines) are one match."""
+        held = self._held
+        if held:  # an escape cut by the last fragment's end (nothing else is held in a string)
+            need = (6 if held[1:2] == "u" or (len(held) == 1 and text[:1] == "u") else 2) - len(held)
+            if len(text) <= need:
+                return self._scan(scanner, text)
+            return self._scan(scanner, text[:need]) + self.feed(text[need:])
+        end = _STRING_RUN.match(text).end()  # type: ignore[union-attr]  # matches "" at least
+        if end == 0:
+            return self._scan(scanner, text)
+        scanner.resume_at(scanner.offset + end)
+        if end == len(text):
+            self._sent.append(text)
+            return text
+        head = text[:end]
+        self._sent.append(head)
+        return head + self._scan(scanner, text[end:])
 
     def finish(self) -> str:
         """End of the call: release a held tail of a still-valid prefix (e.g. a number cut
@@ -227,7 +265,7 @@ class ToolInput:
         if len(whole) > _SHORT_LIMIT:
             return None
         if self._in_string:
-            if _STRING_BREAK.search(text) is None:
+            if _STRING_BREAK.search(text) is None or _WHOLE_STRING_RUN.match(text) is not None:
                 # the string goes on (a long value streaming): no match of the text so far
                 self._fed = whole
                 if text:
@@ -252,8 +290,10 @@ class ToolInput:
             return None
         upto = match.start(match.lastindex) if match.lastindex else len(whole)
         self._fed = whole
-        # in a flat prefix without backslashes, an odd number of quotes ends inside a string
-        self._in_string = upto == len(whole) and "\\" not in whole and whole.count('"') % 2 == 1
+        # a flat prefix with nothing held ends inside a string when its quotes, escaped ones
+        # left out (its escapes are whole), are odd in number
+        self._in_string = upto == len(whole) and (
+            whole if "\\" not in whole else _ESCAPE_PAIR.sub("", whole)).count('"') % 2 == 1
         out, self._held = whole[sent_end:upto], whole[upto:]
         if out:
             self._sent.append(out)

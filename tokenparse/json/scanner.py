@@ -217,7 +217,10 @@ class JsonValueScanner(CutPieces):
     def resume_at(self, offset: int) -> None:
         """Continue at stream offset ``offset``: every character between :attr:`offset` and
         it was plain string text (see :attr:`plain_string_search`) the caller did not feed.
-        Offsets of later errors and of the value's end count those characters."""
+        Offsets of later errors and of the value's end count those characters. Without a
+        sink (no values kept), string characters and whole escapes (``\\n``, ``\\u00e9``)
+        are such text too: they leave the scan where it was, inside the string with no
+        escape pending."""
         if offset < self._offset:
             raise ValueError(f"resume_at({offset}) is before the scanner's offset {self._offset}")
         self._offset = offset
