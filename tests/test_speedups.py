@@ -390,6 +390,21 @@ def test_edges_of_fill_frame():
         c.fill_frame(("a", "b"), b"\x00", [Bad()])
     with pytest.raises(TypeError):
         c.fill_frame(("a", "b"), b"\x00", [NotText()])
+    class Clears:
+        def __init__(self, values):
+            self.values = values
+
+        def __format__(self, spec):
+            self.values.clear()  # drops the list's reference to this value mid-fill
+            return "cleared"
+
+    values = []
+    values.append(Clears(values))
+    assert c.fill_frame(("a", "b"), b"\x00", values) == "aclearedb"
+    values = []
+    values.append(Clears(values))
+    with pytest.raises(IndexError):  # the list is read again for the next slot
+        c.fill_frame(("a", "b", "c"), b"\x00\x00", values)
     # more slots than the C stack holds: the heap
     many = 200
     assert c.fill_frame(tuple("x" * (many + 1)), bytes(range(many)), list(range(many))) == \

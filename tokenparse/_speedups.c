@@ -393,8 +393,11 @@ fill_frame(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (PyErr_Occurred()) {
                 goto done;
             }
-            /* anything else as the f-string formats it (PyObject_Format returns a str) */
+            /* anything else as the f-string formats it (PyObject_Format returns a str); held
+             * meanwhile: its __format__ may take it out of a values list */
+            Py_INCREF(value);
             entry->text = PyObject_Format(value, NULL);
+            Py_DECREF(value);
             if (entry->text == NULL) {
                 goto done;
             }
