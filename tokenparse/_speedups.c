@@ -249,6 +249,18 @@ is_plain_step(PyObject *module, PyObject *arg)
     return PyBool_FromLong(plain);
 }
 
+/* copy ``length`` characters of ``part`` from ``start`` into ``out`` (of ``kind``, its
+ * characters at ``data``) at ``at``; ``out`` is as wide as its widest part, so a part of its kind is one memcpy (-1: an error is set) */
+static inline int
+copy_part(PyObject *out, int kind, char *data, Py_ssize_t at, PyObject *part, Py_ssize_t start, Py_ssize_t length)
+{
+    if (PyUnicode_KIND(part) == kind) {
+        memcpy(data + at * kind, (const char *)PyUnicode_DATA(part) + start * kind, (size_t)(length * kind));
+        return 0;
+    }
+    return PyUnicode_CopyCharacters(out, at, part, start, length) < 0 ? -1 : 0;
+}
+
 static PyObject *
 join_json_strings(PyObject *module, PyObject *pieces)
 {
@@ -294,10 +306,7 @@ join_json_strings(PyObject *module, PyObject *pieces)
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *piece = PyList_GET_ITEM(pieces, i);
         Py_ssize_t inner = PyUnicode_GET_LENGTH(piece) - 2;
-        if (PyUnicode_KIND(piece) == kind) {
-            memcpy(data + at * kind, (char *)PyUnicode_DATA(piece) + kind, (size_t)(inner * kind));
-        }
-        else if (PyUnicode_CopyCharacters(out, at, piece, 1, inner) < 0) {
+        if (copy_part(out, kind, data, at, piece, 1, inner) < 0) {
             Py_DECREF(out);
             return NULL;
         }
@@ -444,10 +453,7 @@ fill_frame(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             part = PyTuple_GET_ITEM(pieces, i >> 1);
         }
         Py_ssize_t length = PyUnicode_GET_LENGTH(part);
-        if (PyUnicode_KIND(part) == kind) {
-            memcpy(data + at * kind, PyUnicode_DATA(part), (size_t)(length * kind));
-        }
-        else if (PyUnicode_CopyCharacters(out, at, part, 0, length) < 0) {
+        if (copy_part(out, kind, data, at, part, 0, length) < 0) {
             Py_CLEAR(out);
             goto done;
         }

@@ -117,12 +117,9 @@ _STR = f'"{_CHARS}"'
 _OPEN_STR = f'"{_CHARS}(\\\\(?:u[0-9a-fA-F]{{0,3}})?)?'  # held: a cut escape
 _NUM = r"-?(?:0|[1-9][0-9]{0,14})(?:\.[0-9]+)?(?:[eE][-+]?[0-9]{1,2})?"
 _FLAT_SCALAR = f"(?:{_STR}|{_NUM}|true|false|null)"
-#: what ends or escapes a string, or cannot be in one
-_STRING_BREAK = re.compile(r'["\\\x00-\x1f]')
 #: the part of a fragment that only continues the open string: its characters and whole
 #: escapes (``_CHARS``), up to a quote, a control character or an escape cut by its end
 _STRING_RUN = re.compile(_CHARS)
-_WHOLE_STRING_RUN = re.compile(f"{_CHARS}\\Z")
 #: an escape's backslash and the character after it (a quote there is no string's end)
 _ESCAPE_PAIR = re.compile(r"\\.", re.S)
 _FLAT_PREFIX = re.compile(
@@ -265,7 +262,7 @@ class ToolInput:
         if len(whole) > _SHORT_LIMIT:
             return None
         if self._in_string:
-            if _STRING_BREAK.search(text) is None or _WHOLE_STRING_RUN.match(text) is not None:
+            if _STRING_RUN.fullmatch(text) is not None:
                 # the string goes on (a long value streaming): no match of the text so far
                 self._fed = whole
                 if text:
