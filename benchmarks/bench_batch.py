@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import tiktoken  # noqa: E402
 
 import tokenparse  # noqa: E402
-import tokenparse.batch as batch_module  # noqa: E402
+import tokenparse.batch.rows as batch_module  # noqa: E402
 from tokenparse.batch import WorkerPool, decode_rows  # noqa: E402
 
 SHAPES = {"short": 0.6, "dense": 0.25, "long": 0.15}  # share of the rows

@@ -203,7 +203,7 @@ def test_misuse_raises():
 
 def test_reasoning_field_defaults_to_vllms_and_the_old_name_stays_selectable():
     from tokenparse.cli import build_argparser
-    from tokenparse.cli_formats import render
+    from tokenparse.cli.formats import render
 
     steps = [[DeltaMessage(reasoning="think")], [DeltaMessage(content="x")]]
     message = ChatMessage(reasoning="think", content="x")

@@ -1,4 +1,4 @@
-"""``tokenparse.cli_formats``: what ``tokenparse decode --format ... [--sse]`` writes."""
+"""``tokenparse.cli.formats``: what ``tokenparse decode --format ... [--sse]`` writes."""
 from __future__ import annotations
 
 import io
@@ -20,7 +20,7 @@ from adapters_support import (
     steps_for,
 )
 
-from tokenparse.cli_formats import FORMATS, render, write_stream
+from tokenparse.cli.formats import FORMATS, render, write_stream
 from tokenparse.messages import ChatMessage, DeltaMessage
 
 

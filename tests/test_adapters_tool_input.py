@@ -22,7 +22,7 @@ from streaming import CHUNK_SIZES, chunks
 
 from tokenparse.adapters import AnthropicMessageStream
 from tokenparse.adapters._tool_input import ToolInput, partial_object
-from tokenparse.cli_formats import render
+from tokenparse.cli.formats import render
 from tokenparse.messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {}}}}]

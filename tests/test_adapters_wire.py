@@ -14,7 +14,7 @@ from openai import LengthFinishReasonError, OpenAI
 from test_adapters_scripts import SCRIPTS
 from adapters_support import assert_anthropic_matches, assert_chat_matches, steps_for
 
-from tokenparse.cli_formats import render
+from tokenparse.cli.formats import render
 
 def serving(fmt, script, seed, **kw):
     body = "".join(render(fmt, steps_for(script, seed), script.message, sse=True, model_name="m", **kw))

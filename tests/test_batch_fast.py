@@ -17,7 +17,7 @@ from test_properties_registry import EXAMPLES, PROFILES, inputs, render
 
 import tokenparse
 from registry_models import TOOLS, registry_model
-from tokenparse.batch_fast import fast_plan, fast_row
+from tokenparse.batch.fast import fast_plan, fast_row
 from tokenparse.toolset import ToolSet
 
 SERVED = [p for p in PROFILES if fast_plan(registry_model(p).dialect) is not None]

@@ -1,4 +1,4 @@
-"""The Harmony whole-row fast path of ``parse_batch`` (``tokenparse.batch_harmony``) against
+"""The Harmony whole-row fast path of ``parse_batch`` (``tokenparse.batch.harmony``) against
 the full parser, differentially (hypothesis).
 
 Well-formed rows are rendered by openai-harmony (messages of every channel / recipient kind,
@@ -23,9 +23,9 @@ from registry_models import TOOLS, registry_model
 from test_properties_registry import mutated, responses
 
 import tokenparse
-import tokenparse.batch as batch
+import tokenparse.batch.rows as batch
 from tokenparse.batch import decode_rows
-from tokenparse.batch_harmony import harmony_rows
+from tokenparse.batch.harmony import harmony_rows
 from tokenparse.toolset import ToolSet
 
 _settings = settings(max_examples=150, deadline=None, derandomize=True, database=None,

@@ -288,7 +288,7 @@ def test_batch_call_ids_from_threads_and_in_blocks():
     import re
     import threading
 
-    from tokenparse.batch_ids import pooled_call_id, pooled_call_ids
+    from tokenparse.batch.ids import pooled_call_id, pooled_call_ids
 
     got: list[list[str]] = [[] for _ in range(4)]
 

@@ -112,7 +112,7 @@ def test_the_checker_sees_a_violation(tmp_path):
     """A lower module importing a higher one is reported (the test can fail)."""
     assert layer_of("tokenparse.channels.tags") < layer_of("tokenparse.routing.tags")
     assert layer_of("tokenparse.core") < layer_of("tokenparse.tokenizers.table")
-    assert layer_of("tokenparse.cli_formats") == layer_of("tokenparse.cli")
+    assert layer_of("tokenparse.cli.formats") == layer_of("tokenparse.cli")
     assert layer_of("tokenparse.profiles") > layer_of("tokenparse.tools.glm")
     imports = imports_of(PACKAGE / "routing" / "tags.py")
     assert any(target == "tokenparse.channels.tags" for _, target in imports)

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokenparse.messages import ChatMessage, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
-from tokenparse.messages_fast import (
+from tokenparse.messages.fast import (
     chat_message,
     content_delta,
     named_tool_calls,

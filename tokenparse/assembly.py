@@ -15,12 +15,12 @@ from typing import Callable, Sequence
 from .core import DiagnosticLog
 from .errors import ToolCallError
 from .messages import ChatMessage, DeltaMessage
-from .messages_fast import call_delta as _call_delta
-from .messages_fast import chat_message as _chat_message
-from .messages_fast import content_delta as _content_delta
-from .messages_fast import reasoning_delta as _reasoning_delta
-from .messages_fast import text_delta as _text_delta
-from .messages_fast import tool_calls as _tool_calls
+from .messages.fast import call_delta as _call_delta
+from .messages.fast import chat_message as _chat_message
+from .messages.fast import content_delta as _content_delta
+from .messages.fast import reasoning_delta as _reasoning_delta
+from .messages.fast import text_delta as _text_delta
+from .messages.fast import tool_calls as _tool_calls
 from .toolset import ToolSet
 
 __all__ = ["Assembler", "make_call_id", "Run", "run_delta"]
@@ -351,7 +351,7 @@ class Assembler:
         builtin = _tool_calls([(c.id, c.name, "".join(c.args)) for c in self._builtin_calls])
         if finish_reason == "stop" and calls:
             finish_reason = "tool_calls"
-        # built from strings and counts made here (messages_fast: checked against the
+        # built from strings and counts made here (messages.fast: checked against the
         # validated construction at import)
         return _chat_message("".join(self._content) if self._content else None,
                              "".join(self._reasoning) if self._reasoning else None,

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..batch import decode_rows
-from ..cli_batch import _tools_value, message_row, output_schema
+from ..cli.batch import _tools_value, message_row, output_schema
 
 __all__ = ["TokenParseBatch"]
 

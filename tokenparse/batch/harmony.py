@@ -47,13 +47,13 @@ from operator import countOf as _count_of
 from operator import itemgetter as _itemgetter
 from typing import Any, Callable
 
-from .assembly import make_call_id
-from .batch_ids import pooled_call_id, pooled_call_ids
-from .channels.harmony_header import parse_header
-from .messages import ChatMessage
-from .messages_fast import chat_message, tool_calls
-from .routing.harmony import BoundHarmony, classify_recipient
-from .toolset import ToolSet
+from ..assembly import make_call_id
+from ..channels.harmony_header import parse_header
+from ..messages import ChatMessage
+from ..messages.fast import chat_message, tool_calls
+from ..routing.harmony import BoundHarmony, classify_recipient
+from ..toolset import ToolSet
+from .ids import pooled_call_id, pooled_call_ids
 
 __all__ = ["HarmonyRows", "harmony_rows"]
 

@@ -15,7 +15,7 @@ one strict UTF-8 decode per span (a character cut by a tag fails it); the ``</th
 position by one ``list.index`` in a window around where its byte offset puts it (the whole
 row when it is not there); each call by :mod:`tokenparse.batch_calls` (the C JSON scanner,
 arguments sliced from the text exactly as the grammar emits them). Call ids are drawn and
-the pydantic objects made (:mod:`tokenparse.messages_fast`) only once the row is taken.
+the pydantic objects made (:mod:`tokenparse.messages.fast`) only once the row is taken.
 
 It answers only when the full parser would report nothing and returns ``None`` otherwise;
 the row then goes through the full parser, so the result is ``model.parse``'s by
@@ -51,16 +51,16 @@ import weakref
 from itertools import chain
 from typing import Any, Callable, Sequence
 
-from .assembly import make_call_id
-from .batch_calls import MAX_HELD_NEWLINES, deepseek_calls, envelope_calls
-from .batch_ids import pooled_call_id, pooled_call_ids
-from .channels.bulk import bulk_decoder
-from .channels.tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL_CLOSE, TOOL_OPEN
-from .messages import ChatMessage
-from .messages_fast import chat_message, named_tool_calls
-from .routing.tags import BoundTagDialect
-from .tools.deepseek import DEEPSEEK_MARKERS, DeepSeekV3Grammar, DeepSeekV31Grammar
-from .tools.json_envelope import JsonEnvelopeGrammar
+from ..assembly import make_call_id
+from ..channels.bulk import bulk_decoder
+from ..channels.tag_tokens import CONTENT, MARKER, REASONING, REASONING_CLOSE, REASONING_OPEN, TOOL_CLOSE, TOOL_OPEN
+from ..messages import ChatMessage
+from ..messages.fast import chat_message, named_tool_calls
+from ..routing.tags import BoundTagDialect
+from ..tools.deepseek import DEEPSEEK_MARKERS, DeepSeekV3Grammar, DeepSeekV31Grammar
+from ..tools.json_envelope import JsonEnvelopeGrammar
+from .calls import MAX_HELD_NEWLINES, deepseek_calls, envelope_calls
+from .ids import pooled_call_id, pooled_call_ids
 
 __all__ = ["FastPlan", "fast_plan", "fast_row"]
 

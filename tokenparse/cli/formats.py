@@ -33,9 +33,9 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Iterable, Iterator, Sequence, TextIO
 
-from .adapters import SSE_DONE, AnthropicMessageStream, ChatCompletionStream, ResponsesStream
-from .adapters._common import to_json
-from .messages import ChatMessage, DeltaMessage
+from ..adapters import SSE_DONE, AnthropicMessageStream, ChatCompletionStream, ResponsesStream
+from ..adapters._common import to_json
+from ..messages import ChatMessage, DeltaMessage
 
 __all__ = ["FORMATS", "render", "write_stream"]
 

@@ -9,13 +9,13 @@ import argparse
 import sys
 from typing import Any, TextIO
 
+from .inputs import positive_int, read_file, read_steps_file, read_tools, rechunk  # decode's own input readers
+
 __all__ = ["add_explain_parser", "explain"]
 
 
 def add_explain_parser(sub: Any) -> None:
     """Register the ``explain`` subcommand on the CLI's subparsers."""
-    from .cli import _positive_int
-
     e = sub.add_parser(
         "explain", help="show, token by token, how a completion was parsed",
         description="One row per token (runs of ordinary tokens in one state fold into one row): "
@@ -25,7 +25,7 @@ def add_explain_parser(sub: Any) -> None:
     e.add_argument("input", nargs="?", default="-", help="file with token IDs, or - for stdin (default)")
     e.add_argument("--model", "-m", default="gpt-oss", help="model profile (see `tokenparse profiles`)")
     e.add_argument("--tokenizer", help="tokenizer file or directory (tokenizer.json, .tiktoken, tekken.json)")
-    e.add_argument("--chunk", type=_positive_int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
+    e.add_argument("--chunk", type=positive_int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
     e.add_argument("--tools", metavar="FILE", help="JSON file with the request's tools list")
     e.add_argument("--prompt", metavar="FILE", help="the prompt's token IDs: sets the start state")
     e.add_argument("--strict", action="store_true", help="stop at the first protocol problem (shown on its row)")
@@ -40,12 +40,11 @@ def add_explain_parser(sub: Any) -> None:
 def explain(args: argparse.Namespace, out: TextIO) -> int:
     import tokenparse
 
-    from .cli import _read_file, _read_steps_file, read_tools, rechunk  # decode's own input readers
-    from .explain import json_lines, render, trace
+    from ..explain import json_lines, render, trace
 
-    steps = rechunk(_read_steps_file(args.input), args.chunk)
-    tools = read_tools(*_read_file(args.tools)) if args.tools else None
-    prompt_ids = [t for step in _read_steps_file(args.prompt) for t in step] if args.prompt else None
+    steps = rechunk(read_steps_file(args.input), args.chunk)
+    tools = read_tools(*read_file(args.tools)) if args.tools else None
+    prompt_ids = [t for step in read_steps_file(args.prompt) for t in step] if args.prompt else None
     model = tokenparse.load(args.model, tokenizer=args.tokenizer)
     result = trace(model, steps, tools=tools, prompt_token_ids=prompt_ids, strict=args.strict,
                    finish_reason=args.finish_reason)

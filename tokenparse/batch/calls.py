@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import re
 
-from .json.scanner import DEFAULT_MAX_DEPTH
-from .json.whole import SCAN_FAILURES, read_whole, value_scanner
-from .limits import max_held_chars
-from .routing.tags import MAX_SEPARATOR_CHARS
-from .tools.shared import MAX_NAME_CHARS
+from ..json.scanner import DEFAULT_MAX_DEPTH
+from ..json.whole import SCAN_FAILURES, read_whole, value_scanner
+from ..limits import max_held_chars
+from ..routing.tags import MAX_SEPARATOR_CHARS
+from ..tools.shared import MAX_NAME_CHARS
 
 __all__ = ["envelope_calls", "deepseek_calls", "after_last", "MAX_HELD_NEWLINES"]
 

@@ -1,8 +1,4 @@
-"""``tokenparse`` command line: decode token-ID streams and logs.
-
-    tokenparse decode trace.json --model gpt-oss
-    tokenparse decode - --model qwen3 --chunk 4 --tools tools.json --format chat --sse < ids.txt
-    tokenparse profiles
+"""What the commands read: token-ID streams and logs, tools lists, prompt files.
 
 Input (a file or ``-`` for stdin), detected from its first non-blank character:
 
@@ -18,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
-from typing import Any, Iterator, NoReturn, Sequence, TextIO
+from typing import Any
 
-__all__ = ["main", "read_steps", "read_tools"]
+__all__ = ["InputError", "read_steps", "read_tools", "read_file", "read_steps_file", "rechunk", "positive_int"]
 
 
 class InputError(ValueError):
@@ -164,7 +159,7 @@ def _property_problem(schema: Any) -> str | None:
     return None
 
 
-def _read_file(path: str) -> tuple[str, str]:
+def read_file(path: str) -> tuple[str, str]:
     """The text of ``path`` (``-``: stdin) and the name errors call it by."""
     where = "<stdin>" if path == "-" else path
     try:
@@ -178,8 +173,8 @@ def _read_file(path: str) -> tuple[str, str]:
         raise InputError(f"{where}: {error.strerror or error}") from None
 
 
-def _read_steps_file(path: str) -> list[list[int]]:
-    text, where = _read_file(path)
+def read_steps_file(path: str) -> list[list[int]]:
+    text, where = read_file(path)
     try:
         return read_steps(text)
     except InputError as error:
@@ -206,152 +201,10 @@ def rechunk(steps: list[list[int]], size: int | None) -> list[list[int]]:
     return [flat[i : i + size] for i in range(0, len(flat), size)]
 
 
-def _decode(args: argparse.Namespace, out: TextIO) -> int:
-    if args.command == "explain":  # same inputs, a token-by-token trace instead of deltas
-        from .cli_explain import explain
-
-        return explain(args, out)
-    import tokenparse
-
-    steps = rechunk(_read_steps_file(args.input), args.chunk)
-    tools = read_tools(*_read_file(args.tools)) if args.tools else None
-    prompt_ids = None
-    if args.prompt:
-        prompt_ids = [t for step in _read_steps_file(args.prompt) for t in step]
-    model = tokenparse.load(args.model, tokenizer=args.tokenizer)
-    parser = model.parser(tools=tools, strict=args.strict, prompt_token_ids=prompt_ids)
-
-    def deltas() -> Iterator[Sequence[tokenparse.DeltaMessage]]:
-        for step in steps:
-            yield parser.feed(step)
-        yield parser.finish(args.finish_reason)
-
-    fmt = "message" if args.complete else args.format
-    from .cli_formats import write_stream
-
-    write_stream(
-        fmt,
-        deltas(),
-        parser.result,
-        sse=args.sse,
-        out=out,
-        model_name=args.model_name or args.model,
-        reasoning_field=args.reasoning_field,
-        prompt_tokens=len(prompt_ids or ()),
-    )
-    if args.diagnostics:
-        for diagnostic in parser.diagnostics:
-            print(json.dumps({"diagnostic": diagnostic.code, "message": diagnostic.message,
-                              "position": diagnostic.position, "text": diagnostic.text}, ensure_ascii=False),
-                  file=sys.stderr)
-    return 0
-
-
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
     if not re.fullmatch(r"\s*[+-]?\d{1,18}\s*", text):
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {_shorten(text)!r}")
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse with usage errors on one line, like every other error of the command."""
-
-    def error(self, message: str) -> NoReturn:
-        _report(f"{message} (see `{self.prog} --help`)")
-        sys.exit(2)
-
-
-def _report(message: object) -> None:
-    """One line on stderr: whitespace collapsed, long values cut."""
-    text = " ".join(str(message).split())
-    if len(text) > MAX_MESSAGE_CHARS:
-        text = text[: MAX_MESSAGE_CHARS - 3] + "..."
-    print(f"tokenparse: error: {text}", file=sys.stderr)
-
-
-#: an error line longer than this is cut (a message may quote a huge token ID or value)
-MAX_MESSAGE_CHARS = 300
-
-
-def build_argparser() -> argparse.ArgumentParser:
-    from .cli_formats import FORMATS
-
-    ap = _ArgumentParser(prog="tokenparse", description="Decode LLM token IDs into chat messages.")
-    sub = ap.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("decode", help="decode a token-ID stream or log")
-    d.add_argument("input", nargs="?", default="-", help="file with token IDs, or - for stdin (default)")
-    d.add_argument("--model", "-m", default="gpt-oss", help="model profile (see `tokenparse profiles`)")
-    d.add_argument("--tokenizer", help="tokenizer file or directory (tokenizer.json, .tiktoken, tekken.json)")
-    d.add_argument("--chunk", type=_positive_int, metavar="N", help="re-cut the IDs into engine steps of N tokens")
-    d.add_argument("--tools", metavar="FILE", help="JSON file with the request's tools list")
-    d.add_argument("--prompt", metavar="FILE",
-                   help="the prompt's token IDs (same shapes as the input): sets the start state "
-                        "(e.g. a prompt ending in <think>) and the usage's prompt tokens")
-    d.add_argument("--format", "-f", choices=FORMATS, default="deltas", help="output format (default: deltas)")
-    d.add_argument("--complete", action="store_true", help="print only the complete message (= --format message)")
-    d.add_argument("--sse", action="store_true", help="frame the output as Server-Sent Events")
-    d.add_argument("--strict", action="store_true", help="stop with an error at the first protocol problem")
-    d.add_argument("--finish-reason", choices=("stop", "length"), default="stop")
-    d.add_argument("--model-name", help="model name written into chat/responses/anthropic objects")
-    d.add_argument("--reasoning-field", default="reasoning", choices=("reasoning", "reasoning_content"),
-                   help="chat: the delta field reasoning goes in (default: reasoning, as vLLM)")
-    d.add_argument("--diagnostics", action="store_true", help="print recovered problems to stderr as JSON lines")
-    from .cli_batch import add_batch_arguments  # decode --batch IN --out OUT
-
-    add_batch_arguments(d)
-    sub.add_parser("profiles", help="list the built-in model profiles")
-    from .cli_explain import add_explain_parser
-
-    add_explain_parser(sub)
-    return ap
-
-
-def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
-    args = build_argparser().parse_args(argv)
-    out = out or sys.stdout
-    if args.command == "profiles":
-        from .cli_profiles import print_profiles
-
-        print_profiles(out)
-        return 0
-    from .errors import TokenParseError
-
-    try:
-        if getattr(args, "batch", None):
-            from .cli_batch import run_batch
-
-            return run_batch(args, out)
-        return _decode(args, out)
-    except BrokenPipeError:
-        # the reader went away (`| head`): stop quietly, as other command-line tools do
-        _silence_stdout()
-        return 1
-    except KeyboardInterrupt:
-        _report("interrupted")
-        return 130
-    except (InputError, TokenParseError, OSError, KeyError, TypeError, ValueError) as error:
-        message = error.args[0] if isinstance(error, KeyError) and error.args else error
-        _report(message)
-        return 2
-    except RecursionError:
-        _report("input nested too deeply")
-        return 2
-    except Exception as error:  # the command's boundary: one line, never a traceback
-        _report(f"internal error ({type(error).__name__}: {error}); please report it with the input")
-        return 1
-
-
-def _silence_stdout() -> None:
-    # Python flushes stdout again at exit; point it at devnull so that flush cannot fail.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

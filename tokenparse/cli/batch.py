@@ -24,7 +24,7 @@ import sys
 import time
 from typing import Any, Iterator, TextIO
 
-from .batch import RowResult, WorkerPool, decode_rows, default_workers
+from ..batch import RowResult, WorkerPool, decode_rows, default_workers
 
 __all__ = ["add_batch_arguments", "run_batch", "message_row"]
 

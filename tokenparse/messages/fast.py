@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pydantic import BaseModel
 
-from .messages import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
+from .models import ChatMessage, DeltaFunctionCall, DeltaMessage, DeltaToolCall, FunctionCall, ToolCall
 
 __all__ = ["tool_calls", "named_tool_calls", "chat_message", "text_delta", "call_delta", "content_delta",
            "reasoning_delta"]

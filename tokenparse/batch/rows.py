@@ -27,16 +27,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Literal
 
-from .assembly import Assembler
-from .batch_fast import fast_plan, fast_row
-from .batch_harmony import harmony_rows
-from .batch_ids import pooled_call_id
-from .core import DiagnosticLog
-from .errors import Diagnostic, TokenParseError
-from .messages import ChatMessage
-from .messages_fast import chat_message, tool_calls
-from .token_ids import int_ids, is_plain_step, plain_id_list, prompt_id_list
-from .toolset import ToolSet
+from ..assembly import Assembler
+from ..core import DiagnosticLog
+from ..errors import Diagnostic, TokenParseError
+from ..messages import ChatMessage
+from ..messages.fast import chat_message, tool_calls
+from ..token_ids import int_ids, is_plain_step, plain_id_list, prompt_id_list
+from ..toolset import ToolSet
+from .fast import fast_plan, fast_row
+from .harmony import harmony_rows
+from .ids import pooled_call_id
 
 __all__ = ["RowResult", "WorkerPool", "decode_rows", "parse_batch", "rows_from", "per_row", "pooled_call_id"]
 
@@ -270,7 +270,7 @@ def _worker_chunk(args: tuple) -> list[tuple]:
 
 # Results cross the process boundary as plain tuples: pickling pydantic models costs more
 # than decoding a short row. The parent rebuilds the same messages without a validation
-# pass (the values were valid when the worker built them; :mod:`.messages_fast`).
+# pass (the values were valid when the worker built them; :mod:`.messages.fast`).
 
 
 def _pack(result: RowResult) -> tuple:
