@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import tokenparse
 from dialects_support import synthetic_table
-from tokenparse.profiles import get_profile
+from tokenparse.dialects.registry import get_profile
 
 #: the tools every property example offers (one string, one typed and one argument-less tool)
 TOOLS = [

@@ -18,7 +18,7 @@ from test_adapters_e2e import ADD, WEATHER, check_all_adapters
 
 import tokenparse
 from registry_models import row_model
-from tokenparse.profiles import get_profile, profile_names
+from tokenparse.dialects.registry import get_profile, profile_names
 from tokenparse.tokenizers.table import TokenTable
 
 REASONING = "Need 天気 for 東京, then a sum 🤔."
@@ -130,7 +130,7 @@ def _examples():
 
 
 def _more_examples():
-    """The further families (``tokenparse.dialects_more``), same calls, same checks."""
+    """The further families (``tokenparse.dialects``), same calls, same checks."""
     think = f"<think>{REASONING}</think>"
     reasoning_only = f"{REASONING}</think>"
 

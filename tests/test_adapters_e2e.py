@@ -30,7 +30,7 @@ from adapters_support import (
 import tokenparse
 from streaming import chunk_sizes, cut
 from tokenparse.adapters import AnthropicMessageStream, ChatCompletionStream, ResponsesStream
-from tokenparse.profiles import profile_names
+from tokenparse.dialects.registry import profile_names
 
 FIXTURES = Path(__file__).parent / "fixtures" / "real-token-ids"
 

@@ -136,7 +136,7 @@ def test_prompt_ids_set_start_state_and_usage(tmp_path):
 
 
 def test_profiles_command_lists_every_profile_with_its_matching_mode():
-    from tokenparse.profiles import profile_names
+    from tokenparse.dialects.registry import profile_names
 
     out = io.StringIO()
     assert main(["profiles"], out=out) == 0
@@ -160,7 +160,7 @@ def _declared_literals(dialect):
 
 def test_profiles_listing_names_what_each_dialect_matches():
     """Header tags, recipients, end tags, wrappers and open spellings are listed, not "no tags"."""
-    from tokenparse.profiles import get_profile, profile_names
+    from tokenparse.dialects.registry import get_profile, profile_names
 
     out = io.StringIO()
     assert main(["profiles"], out=out) == 0

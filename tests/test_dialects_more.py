@@ -1,4 +1,4 @@
-"""The further dialects (``tokenparse.dialects_more``): one row per format, one shared check list.
+"""The further dialects (``tokenparse.dialects``): one row per format, one shared check list.
 
 Each row is run on a table that holds the family's tags the way its tokenizer does:
 
@@ -289,8 +289,7 @@ def test_every_added_token_table_keeps_text_exact():
 
 
 def test_profiles_are_listed_with_their_aliases():
-    names = tokenparse.profiles.profile_names() if hasattr(tokenparse, "profiles") else None
-    from tokenparse.profiles import get_profile, profile_names
+    from tokenparse.dialects.registry import get_profile, profile_names
 
     names = profile_names()
     for row in ROWS:
@@ -330,16 +329,23 @@ def test_a_response_is_a_bare_call_only_when_it_starts_like_one(profile, text, i
         assert outcome.calls == [] and outcome.content == text and outcome.diagnostics == []
 
 
+#: a sample of the serving engines' parser names (vLLM, SGLang) and the row each must name
+ENGINE_NAMES = {
+    "openai": "gpt-oss", "qwen3_json": "qwen3", "qwen3_xml": "qwen3-coder", "step3p5": "qwen3.5", "minicpmv": "qwen3.5",
+    "deepseek_r1": "deepseek-r1", "deepseekv31": "deepseek-v3.1", "deepseek_v4": "deepseek-v4", "glm45": "glm-4.5",
+    "poolside_v1": "glm-4.5", "ling3": "glm-4.7", "kimi_k2": "kimi-k2", "llama3_json": "llama3", "minimax_m2": "minimax-m2",
+    "deepseek_v41": "deepseek-v4.1", "hunyuan": "hy-v3", "llama4_pythonic": "llama4-pythonic",
+}
+
+
 def test_engine_parser_names_are_aliases_of_one_row_each():
     from tokenparse.dialects import ROWS
-    from tokenparse.dialects_more import ENGINE_ALIASES
-    from tokenparse.profiles import get_profile
+    from tokenparse.dialects.registry import get_profile
 
     seen: dict[str, str] = {}
     for row in ROWS:
         for key in (row.name, *row.aliases):
             assert key.lower() not in seen, f"{key} names both {seen.get(key.lower())} and {row.name}"
             seen[key.lower()] = row.name
-    for profile, names in ENGINE_ALIASES.items():
-        for name in names:
-            assert get_profile(name).name == profile
+    for name, profile in ENGINE_NAMES.items():
+        assert get_profile(name).name == profile

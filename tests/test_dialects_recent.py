@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 import tokenparse
-from tokenparse.profiles import get_profile
+from tokenparse.dialects.registry import get_profile
 from dialects_support import WEATHER_TOOLS, check_stream, encode
 from test_dialects_more import Row
 from test_dialects_more import _table as _more_table

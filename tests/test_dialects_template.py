@@ -20,7 +20,7 @@ import tokenparse
 from dialects_support import WEATHER_TOOLS, check_stream, encode
 from test_detection import family_tokenizer
 from test_formats_vs_vllm import _vllm_python
-from tokenparse.dialects_template import dialect_from_response_template
+from tokenparse.dialects.template import dialect_from_response_template
 
 _CALL = {"type": "function", "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}
 _EACH = {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}

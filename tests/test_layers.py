@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("routing", ("tokenparse.routing",)),
     ("payload grammars", ("tokenparse.tools", "tokenparse.json")),
     ("assembly", ("tokenparse.assembly", "tokenparse.toolset", "tokenparse.messages")),
-    ("registry", ("tokenparse.profiles", "tokenparse.dialects", "tokenparse.examples", "tokenparse.detection")),
+    ("registry", ("tokenparse.dialects", "tokenparse.detection")),
     # the API and the features its objects offer as methods (Model.parse_batch, Parser.snapshot)
     ("api", ("tokenparse.api", "tokenparse.batch", "tokenparse.snapshot")),
     # adapters, CLI, explain, the package's own __init__, and any module not listed above
@@ -113,7 +113,7 @@ def test_the_checker_sees_a_violation(tmp_path):
     assert layer_of("tokenparse.channels.tags") < layer_of("tokenparse.routing.tags")
     assert layer_of("tokenparse.core") < layer_of("tokenparse.tokenizers.table")
     assert layer_of("tokenparse.cli.formats") == layer_of("tokenparse.cli")
-    assert layer_of("tokenparse.profiles") > layer_of("tokenparse.tools.glm")
+    assert layer_of("tokenparse.dialects.registry") > layer_of("tokenparse.tools.glm")
     imports = imports_of(PACKAGE / "routing" / "tags.py")
     assert any(target == "tokenparse.channels.tags" for _, target in imports)
 

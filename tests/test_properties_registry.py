@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import tokenparse
+from tokenparse.dialects.registry import get_profile
 from dialects_support import encode
 from registry_models import M, TEMPLATES, TOOLS, piece_ids, all_profiles, atoms, marker, raw_model, registry_model
 from streaming import message_dict, reassemble
@@ -41,10 +42,10 @@ PROFILES = all_profiles()
 #: is the tag there, so "text-spelled tags never act" cannot hold for them
 _TAGS_ARE_TEXT = {
     name for name in tokenparse.profile_names()
-    if (ex := tokenparse.profiles.get_profile(name).example) is not None and (ex.tags_are_text or ex.bare)
+    if (ex := get_profile(name).example) is not None and (ex.tags_are_text or ex.bare)
     # another spelling of the tool tag that is text in the family's tokenizer (Granite 3.1's
     # <tool_call> beside 3.0's <|tool_call|> token) acts when written: that is the format
-    or getattr(tokenparse.profiles.get_profile(name).dialect(), "tool_open_spellings", ())
+    or getattr(get_profile(name).dialect(), "tool_open_spellings", ())
 }
 EXAMPLES = int(os.environ.get("TOKENPARSE_PROPERTY_EXAMPLES", "25"))
 

@@ -1037,7 +1037,7 @@ def minimax_table():
 
 def _load(profile: str, tokenizer=None):
     import tokenparse
-    from tokenparse.profiles import get_profile
+    from tokenparse.dialects.registry import get_profile
 
     get_profile(profile)  # every profile these tests name is registered: a KeyError fails the test
     return tokenparse.load(profile, tokenizer=tokenizer)

@@ -10,6 +10,7 @@
 """
 from .api import Model, Parser, load
 from .detection import Candidate, DetectionError, detect
+from .dialects.registry import profile_names
 from .errors import (
     BufferLimitError,
     Diagnostic,
@@ -32,7 +33,6 @@ from .messages import (
     Segment,
     ToolCall,
 )
-from .profiles import profile_names
 from .tokenizers.table import TokenTable
 
 __version__ = "0.1.0"

@@ -6,9 +6,9 @@ from typing import Any, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
 from .core import BoundDialect, DiagnosticLog, ParseObserver
+from .dialects.registry import get_profile
 from .errors import Diagnostic, ParserStateError, TokenParseError
 from .messages import ChatMessage, DeltaMessage, Segment
-from .profiles import get_profile
 from .token_ids import as_id_list as _as_id_list
 from .token_ids import int_ids as _int_ids
 from .token_ids import is_plain_step as _is_plain_step
@@ -26,8 +26,8 @@ __all__ = ["load", "Model", "Parser"]
 def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     """Load a model profile (``"gpt-oss"``, ``"qwen3"``, ...); ``"auto"`` detects it from ``tokenizer``.
 
-    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.dialects_file`);
-    ``"hf"`` is the one the tokenizer's ``response_template`` declares (:mod:`tokenparse.dialects_template`).
+    A ``.toml`` / ``.json`` path is a dialect declared as data (see :mod:`tokenparse.dialects.file`);
+    ``"hf"`` is the one the tokenizer's ``response_template`` declares (:mod:`tokenparse.dialects.template`).
 
     ``tokenizer`` may be the engine's own tokenizer object (Hugging Face ``tokenizers`` or
     ``transformers``, ``tiktoken.Encoding``, mistral-common), a path to a tokenizer file, or a
@@ -35,12 +35,12 @@ def load(profile: str, tokenizer: Any = None, **dialect_options: Any) -> Model:
     ships one (gpt-oss, Qwen, DeepSeek V4, Mistral); otherwise ``TokenizerError`` says so.
     ``dialect_options`` go to the dialect (e.g. ``max_header_tokens`` for Harmony).
     """
-    from .dialects_file import is_dialect_file, profile_from_file
+    from .dialects.file import is_dialect_file, profile_from_file
 
     if is_dialect_file(profile):  # a dialect declared in a TOML / JSON file
         spec = profile_from_file(profile)
     elif profile == "hf":  # the dialect the tokenizer's response_template declares (vLLM's hf parser)
-        from .dialects_template import profile_from_response_template
+        from .dialects.template import profile_from_response_template
 
         spec = profile_from_response_template(tokenizer)
     else:

@@ -25,8 +25,9 @@ TOKENIZER_OF = {
     "deepseek-r1": "deepseek", "deepseek-v3": "deepseek", "deepseek-v3.1": "deepseek",
     "deepseek-v3.2": "deepseek", "deepseek-v4": "deepseek", "mistral": "mistral",
     "glm-4.5": "family", "glm-4.7": "family", "kimi-k2": "family", "llama3": "family", "minimax-m2": "family",
-    **{row.name: "family" for row in __import__("tokenparse.dialects_more", fromlist=["MORE_ROWS"]).MORE_ROWS},
-    **{row.name: "family" for row in __import__("tokenparse.dialects_recent", fromlist=["RECENT_ROWS"]).RECENT_ROWS},
+    # every other family: its example's stand-in or real added tokens
+    **{row.name: "family" for row in __import__("tokenparse.dialects", fromlist=["ROWS"]).ROWS
+       if row.name not in ("qwen3", "qwen3-coder", "qwen3.5", "gpt-oss", "mistral") and not row.name.startswith("deepseek")},
     # built on a bundled vocabulary: Holo2 is Qwen3-VL's, DeepSeek V4.1 DeepSeek V4's
     "holo2": "qwen", "deepseek-v4.1": "deepseek",
 }

@@ -112,6 +112,10 @@ def harmony_tokenizer() -> Any:
     return tok
 
 
+#: the rows whose tags are listed by hand below (or whose vocabulary is bundled)
+_LISTED_ABOVE = frozenset({"gpt-oss", "qwen3", "qwen3-coder", "qwen3.5", "deepseek-r1", "deepseek-v3", "deepseek-v3.1",
+                           "deepseek-v3.2", "deepseek-v4", "glm-4.5", "glm-4.7", "kimi-k2", "mistral", "llama3", "minimax-m2"})
+
 #: tags of families that ship no vocabulary on PyPI (GLM, Kimi-K2, Llama 3, MiniMax-M2), as
 #: their tokenizers have them: text tokens (``special: false``) and control tokens
 FAMILY_TAGS = (
@@ -120,12 +124,12 @@ FAMILY_TAGS = (
     "<|tool_call_argument_begin|>", "<|tool_call_end|>",  # Kimi-K2
     "<|python_tag|>",  # Llama 3
     "<minimax:tool_call>", "</minimax:tool_call>",  # MiniMax-M2
-    *sorted({  # the further and recent families (examples_more, examples_recent): their added-token tags
+    *sorted({  # every other family's added-token tags (its worked example's special_ids)
         literal
-        for example in (*__import__("tokenparse.examples_more", fromlist=["EXAMPLES"]).EXAMPLES.values(),
-                        *__import__("tokenparse.examples_recent", fromlist=["RECENT_EXAMPLES"]).RECENT_EXAMPLES.values())
-        for literal in example.get("special_ids", {})
-        if literal not in example.get("control", ()) and literal not in ("<think>", "</think>", "<tool_call>", "</tool_call>")
+        for row in __import__("tokenparse.dialects", fromlist=["ROWS"]).ROWS
+        if row.example is not None and row.name not in _LISTED_ABOVE
+        for literal in row.example.special_ids
+        if literal not in row.example.control and literal not in ("<think>", "</think>", "<tool_call>", "</tool_call>")
     }),
 )
 FAMILY_CONTROL = (

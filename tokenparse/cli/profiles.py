@@ -20,7 +20,7 @@ _HEADER_ROLES = {"header": "message header", "header_end": "header end", "messag
 
 
 def print_profiles(out: TextIO) -> None:
-    from ..profiles import get_profile, profile_names
+    from ..dialects.registry import get_profile, profile_names
 
     for name in profile_names():
         profile = get_profile(name)

@@ -45,8 +45,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "tokenparse.integrations.verl needs verl (verl.experimental.agent_loop.tool_parser): pip install verl"
     ) from exc
 
+from ..dialects.registry import profile_names
 from ..messages import ChatMessage
-from ..profiles import profile_names
 from ._models import model_for
 
 __all__ = ["TokenparseToolParser", "PARSER_NAME", "parser_name"]

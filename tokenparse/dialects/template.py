@@ -34,11 +34,11 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, cast
 
-from .core import Dialect
-from .errors import DialectSpecError
-from .profiles import Profile
-from .routing.tags import TagDialect
-from .tools.json_variants import KeyedJsonEnvelopeGrammar
+from ..core import Dialect
+from ..errors import DialectSpecError
+from ..routing.tags import TagDialect
+from ..tools.json_variants import KeyedJsonEnvelopeGrammar
+from .profile import Profile
 
 __all__ = ["dialect_from_response_template", "response_template_of", "profile_from_response_template"]
 

@@ -38,10 +38,10 @@ import json
 import os
 from typing import Any, Callable, Mapping, cast
 
-from .core import Dialect
-from .errors import DialectSpecError
-from .profiles import Profile
-from .routing.tags import TagDialect
+from ..core import Dialect
+from ..errors import DialectSpecError
+from ..routing.tags import TagDialect
+from .profile import Profile
 
 __all__ = ["GRAMMARS", "dialect_from_spec", "dialect_from_file", "profile_from_file", "is_dialect_file"]
 
