@@ -20,7 +20,7 @@ _anthropic_wire.step_sse``) and share its state with the object path (see
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from ..messages import ChatMessage
 from ._common import (
@@ -37,8 +37,24 @@ from ._common import (
 from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
 from ._tool_input import ToolInput
 
-if TYPE_CHECKING:
-    from .anthropic import AnthropicMessageStream
+
+class _Stream(Protocol):
+    """What these functions use of the ``AnthropicMessageStream`` they are methods of (the stream
+    class imports this module, never the other way)."""
+
+    STREAMING: Any
+    _blocks: Any
+    _hot_kind: Any
+    _hot_text: Any
+    _hot_wire: Any
+    _open_index: Any
+    _router: Any
+    state: Any
+    def _close_open_block(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _end_events(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _feed_part(self, *args: Any, **kwargs: Any) -> Any: ...
+    def finish(self, *args: Any, **kwargs: Any) -> Any: ...
+    def step(self, *args: Any, **kwargs: Any) -> Any: ...
 
 __all__ = ["step_sse", "finish_sse", "make_frames", "delta_wire"]
 
@@ -75,7 +91,7 @@ _STOP: list[Frame] = []  # content_block_stop (the block index)
 _STOPS: list[str] = []  # content_block_stop by block index
 
 
-def make_frames(stream_class: type[AnthropicMessageStream]) -> None:
+def make_frames(stream_class: Any) -> None:
     """Render every frame through ``stream_class``'s object path (once, at import)."""
     index = int_mark(0)
     _STOP.append(Frame(stream_class._stop_event(index).to_sse(), _SLOTS))
@@ -128,7 +144,7 @@ def _stop_text(index: int) -> str:
     return _STOPS[index] if index < len(_STOPS) else _STOP[0].fill(("", "", "", index))
 
 
-def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
+def step_sse(self: _Stream, runs: Sequence[Any], *,
              logprobs: Iterable[dict[str, Any]] | None = None) -> str:
     """The SSE text of one engine step: exactly ``"".join(e.to_sse() for e in
     self.step(deltas))``, built without the event objects.
@@ -143,7 +159,7 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
             if run[0] == self._hot_kind and run[1]:
                 self._hot_text.append(run[1])
                 wire = self._hot_wire
-                return f"{wire[0]}{json_string(run[1])}{wire[1]}"  # type: ignore[index]
+                return f"{wire[0]}{json_string(run[1])}{wire[1]}"
             if self.state is self.STREAMING:
                 return _run_sse(self, run)
     if self.state is not self.STREAMING:
@@ -158,7 +174,7 @@ def step_sse(self: AnthropicMessageStream, runs: Sequence[Any], *,
     return "".join(out)
 
 
-def finish_sse(self: AnthropicMessageStream, message: ChatMessage) -> str:
+def finish_sse(self: _Stream, message: ChatMessage) -> str:
     """The SSE text of :meth:`finish` (``message`` is the parser's result); the final
     object is built if :meth:`message` asks."""
     if self.state is not self.STREAMING:
@@ -169,7 +185,7 @@ def finish_sse(self: AnthropicMessageStream, message: ChatMessage) -> str:
 # ------------------------------------------------------------------ pieces
 
 
-def _run_sse(self: AnthropicMessageStream, run: tuple) -> str:
+def _run_sse(self: _Stream, run: tuple) -> str:
     """The SSE text of one run (the stream is streaming)."""
     kind, payload, _ = run
     if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
@@ -178,7 +194,7 @@ def _run_sse(self: AnthropicMessageStream, run: tuple) -> str:
         if kind == self._hot_kind:
             self._hot_text.append(payload)
             wire = self._hot_wire
-            return f"{wire[0]}{json_string(payload)}{wire[1]}"  # type: ignore[index]
+            return f"{wire[0]}{json_string(payload)}{wire[1]}"
         return _text_block_sse(self, kind, payload)
     if kind == RUN_TOOL_CALLS:
         if len(payload) == 1:
@@ -187,7 +203,7 @@ def _run_sse(self: AnthropicMessageStream, run: tuple) -> str:
     return ""  # built-in calls: nothing (see the module docstring of .anthropic)
 
 
-def _text_block_sse(self: AnthropicMessageStream, kind: int, text: str) -> str:
+def _text_block_sse(self: _Stream, kind: int, text: str) -> str:
     """A text run of another kind than the open block's: stop that block, start a
     ``thinking`` or ``text`` block with ``text`` as its first delta."""
     blocks = self._blocks
@@ -207,7 +223,7 @@ def _text_block_sse(self: AnthropicMessageStream, kind: int, text: str) -> str:
     return f"{start_head}{json_string(text)}{wire[1]}"
 
 
-def _call_sse(self: AnthropicMessageStream, call: tuple) -> str:
+def _call_sse(self: _Stream, call: tuple) -> str:
     """One call of a tool-call run: an argument fragment of the open call, or a call's
     first fragment (contract errors: the object path, which raises them)."""
     index, call_id, name, arguments = call
@@ -216,7 +232,7 @@ def _call_sse(self: AnthropicMessageStream, call: tuple) -> str:
         if open_key is not None and open_key[1] == index and open_key[0] == "tool_call":
             if arguments and (text := self._blocks[-1].feed(arguments)):  # the open block
                 wire = self._hot_wire
-                return f"{wire[0]}{json_string(text)}{wire[1]}"  # type: ignore[index]
+                return f"{wire[0]}{json_string(text)}{wire[1]}"
             return ""
         events: list[Any] = []
         for part in parts_of_run((RUN_TOOL_CALLS, [call], None), builtin=False):
@@ -243,7 +259,7 @@ def _call_sse(self: AnthropicMessageStream, call: tuple) -> str:
     return sse
 
 
-def _stop_sse(self: AnthropicMessageStream) -> str:
+def _stop_sse(self: _Stream) -> str:
     """What ``_stop_open`` sends, as SSE text (``""`` when no block is open)."""
     index = self._open_index
     if index is None:
@@ -254,6 +270,6 @@ def _stop_sse(self: AnthropicMessageStream) -> str:
         tail = entry.finish()
         if tail:
             wire = self._hot_wire
-            sse = f"{wire[0]}{json_string(tail)}{wire[1]}"  # type: ignore[index]
+            sse = f"{wire[0]}{json_string(tail)}{wire[1]}"
     self._close_open_block()
     return sse + _stop_text(index)

@@ -13,7 +13,7 @@ Their state, on the stream: ``_wire`` (the fixed pieces, ``None`` until first ne
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from ._common import (
     RUN_CONTENT,
@@ -26,8 +26,27 @@ from ._common import (
 )
 from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
 
-if TYPE_CHECKING:
-    from .openai_chat import ChatCompletionStream
+
+class _Stream(Protocol):
+    """What these functions use of the ``ChatCompletionStream`` they are methods of (the stream
+    class imports this module, never the other way)."""
+
+    STREAMING: Any
+    _aligner: Any
+    _call_frame: Any
+    _content: Any
+    _reasoning: Any
+    _router: Any
+    _tool_args: Any
+    _wire: Any
+    include_token_ids: Any
+    reasoning_field: Any
+    state: Any
+    def _chunk(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _envelope(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _first_call_object(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _record_call(self, *args: Any, **kwargs: Any) -> Any: ...
+    def step(self, *args: Any, **kwargs: Any) -> Any: ...
 
 __all__ = ["step_sse"]
 
@@ -35,7 +54,7 @@ __all__ = ["step_sse"]
 _CALL_SLOTS = [str_slot(0), str_slot(1), str_slot(2), int_slot(0)]
 
 
-def step_sse(self: ChatCompletionStream, runs: Sequence[Any], *,
+def step_sse(self: _Stream, runs: Sequence[Any], *,
              logprobs: Iterable[dict[str, Any]] | None = None) -> str:
     """The SSE text of one engine step: exactly ``"".join(c.to_sse() for c in
     self.step(deltas, logprobs=logprobs))``, built without the chunk objects.
@@ -74,7 +93,7 @@ def step_sse(self: ChatCompletionStream, runs: Sequence[Any], *,
     return out[0] if len(out) == 1 else "".join(out)
 
 
-def _run_sse(self: ChatCompletionStream, wire: tuple[str, ...], run: tuple) -> str:
+def _run_sse(self: _Stream, wire: tuple[str, ...], run: tuple) -> str:
     """The SSE text of one run (streaming, no logprobs or token IDs)."""
     kind, payload, _ = run
     if kind == RUN_CONTENT:
@@ -97,7 +116,7 @@ def _run_sse(self: ChatCompletionStream, wire: tuple[str, ...], run: tuple) -> s
     return ""  # built-in calls and token-ID runs: no chunk (token IDs are not sent here)
 
 
-def _call_start_sse(self: ChatCompletionStream, index: int, call_id: str, name: str | None, arguments: str) -> str:
+def _call_start_sse(self: _Stream, index: int, call_id: str, name: str | None, arguments: str) -> str:
     """A call's first chunk, as ``step`` writes it, filled into a frame of this stream."""
     frame = self._call_frame
     if frame is None:
@@ -108,7 +127,7 @@ def _call_start_sse(self: ChatCompletionStream, index: int, call_id: str, name: 
     return frame.fill((id_json, name_json, json_string(arguments), index))
 
 
-def _make_wire(self: ChatCompletionStream) -> tuple[str, ...]:
+def _make_wire(self: _Stream) -> tuple[str, ...]:
     """The fixed pieces of a text or argument chunk's SSE frame (see :func:`step_sse`);
     built from the chunk object itself, so the layout cannot drift from ``_envelope``."""
     mark = "\x00"

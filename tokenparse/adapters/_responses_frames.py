@@ -4,14 +4,23 @@ with markers (:mod:`._frames`) and cut at them, once per process.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ._common import RUN_CONTENT, RUN_REASONING, RUN_TOOL_CALLS, render_sse, to_json
 from ._frames import Frame, int_mark, int_slot, str_mark, str_slot
 from ._responses_items import ITEM_ID_PREFIX, OpenItem
 
-if TYPE_CHECKING:
-    from .responses import ResponsesStream
+
+class _Stream(Protocol):
+    """What these functions use of the ``ResponsesStream`` they are methods of (the stream
+    class imports this module, never the other way)."""
+
+    _sequence_number: Any
+    def _added_events(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _delta_fields(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _done_events(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _event(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _item_body(self, *args: Any, **kwargs: Any) -> Any: ...
 
 __all__ = ["ItemFrames", "SLOTS", "KINDS", "render", "cut"]
 
@@ -53,7 +62,7 @@ class ItemFrames:
     delta_tail: str  # after the delta text
 
 
-def render(self: ResponsesStream, item_type: str, number: int) -> ItemFrames:
+def render(self: _Stream, item_type: str, number: int) -> ItemFrames:
     frames = ItemFrames()
     frames.item_type, frames.prefix, frames.number = item_type, ITEM_ID_PREFIX[item_type], number
     frames.part_kind, frames.run_kind = KINDS[item_type]

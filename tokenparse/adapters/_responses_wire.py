@@ -29,7 +29,7 @@ item closes or logprobs begin.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Iterable, Protocol, Sequence
 
 from ..messages import ChatMessage
 from ._common import (
@@ -46,10 +46,40 @@ from ._common import (
 )
 from ._frames import int_mark, int_slot, str_mark, str_slot
 from ._responses_frames import KINDS, ItemFrames, cut, frame, render
+from ._responses_frames import _Stream as _FramesStream
 from ._responses_items import OpenItem, responses_usage
 
-if TYPE_CHECKING:
-    from .responses import ResponsesStream
+
+class _Stream(_FramesStream, Protocol):
+    """What these functions use of the ``ResponsesStream`` they are methods of (the stream
+    class imports this module, never the other way)."""
+
+    FINISHED: Any
+    STREAMING: Any
+    _aligner: Any
+    _final_args: Any
+    _hot_escaped: Any
+    _hot_kind: Any
+    _hot_wire: Any
+    _open: Any
+    _output: Any
+    _router: Any
+    _sequence_number: Any
+    _wire_call: Any
+    _wire_item: Any
+    prompt_tokens: Any
+    state: Any
+    def _close_open(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _delta_fields(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _event(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _feed_part(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _final_object(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _forget_wire(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _item_body(self, *args: Any, **kwargs: Any) -> Any: ...
+    def _response_object(self, *args: Any, **kwargs: Any) -> Any: ...
+    def finish(self, *args: Any, **kwargs: Any) -> Any: ...
+    def id_factory(self, *args: Any, **kwargs: Any) -> Any: ...
+    def step(self, *args: Any, **kwargs: Any) -> Any: ...
 
 __all__ = ["step_sse", "finish_sse", "adopt"]
 
@@ -71,7 +101,7 @@ _TYPES: dict[str, ItemFrames] = {}
 _TEXT: dict[int, ItemFrames] = {}
 
 
-def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
+def step_sse(self: _Stream, runs: Sequence[Any], *, logprobs: Iterable[dict[str, Any]] | None = None) -> str:
     """The SSE text of one engine step: exactly ``"".join(e.to_sse() for e in
     self.step(deltas, logprobs=logprobs))``, built without the event objects.
 
@@ -89,7 +119,7 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
                 number = self._sequence_number
                 self._sequence_number = number + 1
                 digits = _DECIMAL[number] if number < _DECIMAL_CAP else str(number)
-                return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+                return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"
             if self.state is self.STREAMING and self._aligner is None:
                 return _run_sse(self, run)
     if self.state is not self.STREAMING or logprobs is not None or self._aligner is not None:
@@ -104,7 +134,7 @@ def step_sse(self: ResponsesStream, runs: Sequence[Any], *, logprobs: Iterable[d
     return "".join(out)
 
 
-def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
+def finish_sse(self: _Stream, message: ChatMessage) -> str:
     """The SSE text of :meth:`finish` (``message`` is the parser's result), written from
     the closed items' bodies; the final object is built if :meth:`response` asks."""
     if self.state is not self.STREAMING or self._aligner is not None or message.finish_reason == "length":
@@ -137,10 +167,10 @@ def finish_sse(self: ResponsesStream, message: ChatMessage) -> str:
     return sse
 
 
-def adopt(self: ResponsesStream) -> None:
+def adopt(self: _Stream) -> None:
     """The open wire item becomes the object path's ``_open`` (its text read back from the
     JSON texts of its pieces, which the escape maps one to one)."""
-    frames, item_id, _, _, call_id, name, call_json, name_json, index = self._wire_item  # type: ignore[misc]
+    frames, item_id, _, _, call_id, name, call_json, name_json, index = self._wire_item
     escaped = self._hot_escaped
     joined = join_json_strings(escaped)
     item = OpenItem(frames.item_type, len(self._output), item_id, (frames.part_kind, index),
@@ -155,7 +185,7 @@ def adopt(self: ResponsesStream) -> None:
 # ---------------------------------------------------------------------- pieces
 
 
-def _run_sse(self: ResponsesStream, run: tuple) -> str:
+def _run_sse(self: _Stream, run: tuple) -> str:
     """The SSE text of one run (streaming, no logprobs)."""
     kind, payload, _ = run
     if kind <= RUN_REASONING:  # text, or token IDs only (no payload)
@@ -173,7 +203,7 @@ def _run_sse(self: ResponsesStream, run: tuple) -> str:
     return "".join([_call_sse(self, kind, call) for call in payload])
 
 
-def _wire_delta(self: ResponsesStream, text: str) -> str:
+def _wire_delta(self: _Stream, text: str) -> str:
     """``text`` continuing the open wire item."""
     escaped = json_string(text)
     self._hot_escaped.append(escaped)
@@ -181,10 +211,10 @@ def _wire_delta(self: ResponsesStream, text: str) -> str:
     number = self._sequence_number
     self._sequence_number = number + 1
     digits = _DECIMAL[number] if number < _DECIMAL_CAP else str(number)
-    return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"  # type: ignore[index]
+    return f"{wire[0]}{digits}{wire[1]}{escaped}{wire[2]}"
 
 
-def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
+def _call_sse(self: _Stream, kind: int, call: tuple) -> str:
     """One call of a tool-call run: an argument fragment of the open call, or a call's
     first fragment (the object path for built-in items and contract errors)."""
     index, call_id, name, arguments = call
@@ -202,7 +232,7 @@ def _call_sse(self: ResponsesStream, kind: int, call: tuple) -> str:
                    index)
 
 
-def _part_sse(self: ResponsesStream, part: Any) -> str:
+def _part_sse(self: _Stream, part: Any) -> str:
     if self._wire_item is not None:
         adopt(self)
     events: list[Any] = []
@@ -210,7 +240,7 @@ def _part_sse(self: ResponsesStream, part: Any) -> str:
     return render_sse(events)
 
 
-def _switch(self: ResponsesStream, frames: ItemFrames, first: str | None, call_id: str | None, name: str | None,
+def _switch(self: _Stream, frames: ItemFrames, first: str | None, call_id: str | None, name: str | None,
             call_json: str, name_json: str, index: int) -> str:
     """Close the open item and open one of ``frames``' type whose first delta is the JSON
     text ``first`` (``None``: no delta): the done events and the added ones are one fill
@@ -255,9 +285,9 @@ def _switch(self: ResponsesStream, frames: ItemFrames, first: str | None, call_i
     return sse + frame.fill(values) if sse else frame.fill(values)
 
 
-def _close_wire_sse(self: ResponsesStream) -> str:
+def _close_wire_sse(self: _Stream) -> str:
     """The done events of the open wire item (status ``completed``)."""
-    frames, _, id_json, where, _, _, call_json, name_json, _ = self._wire_item  # type: ignore[misc]
+    frames, _, id_json, where, _, _, call_json, name_json, _ = self._wire_item
     text = join_json_strings(self._hot_escaped)
     body = frames.body.fill((id_json, text, call_json, name_json))
     self._output.append(body)
@@ -269,7 +299,7 @@ def _close_wire_sse(self: ResponsesStream) -> str:
     return frames.close.fill((id_json, text, body, where, number, number + 1, number + 2))
 
 
-def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
+def _delta_sse(self: _Stream, item: OpenItem, text: str) -> str:
     """What ``_feed_part`` sends for ``text`` continuing ``item`` (the object path's), as
     SSE text."""
     escaped = json_string(text)
@@ -286,7 +316,7 @@ def _delta_sse(self: ResponsesStream, item: OpenItem, text: str) -> str:
     return f"{wire[0]}{number}{wire[1]}{escaped}{wire[2]}"
 
 
-def _item_wire(self: ResponsesStream, item: OpenItem) -> tuple[str, ...]:
+def _item_wire(self: _Stream, item: OpenItem) -> tuple[str, ...]:
     """The fixed pieces of ``item``'s delta event: before the sequence number, between it
     and the delta text, after the text; ``()`` for an item without delta events."""
     fields = self._delta_fields(item, str_mark(15), [])
@@ -299,7 +329,7 @@ def _item_wire(self: ResponsesStream, item: OpenItem) -> tuple[str, ...]:
         self._sequence_number = saved
 
 
-def _close_sse(self: ResponsesStream, item: OpenItem) -> str:
+def _close_sse(self: _Stream, item: OpenItem) -> str:
     """What ``_close_open`` sends for ``item`` (the object path's; status ``completed``),
     as SSE text, the item kept as its body's JSON text."""
     frames = _TYPES.get(item.item_type) or _build(self)[0].get(item.item_type)
@@ -329,7 +359,7 @@ def _json_text(value: str | None) -> str:
 # ---------------------------------------------------------------------- frames
 
 
-def _build(self: ResponsesStream) -> tuple[dict[str, ItemFrames], dict[int, ItemFrames]]:
+def _build(self: _Stream) -> tuple[dict[str, ItemFrames], dict[int, ItemFrames]]:
     """The frames of the framed item types, made by this stream's object path with markers
     (once per process), and the decimal texts the hot path reads (before any item it
     continues can open)."""
