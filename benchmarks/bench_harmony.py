@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import json
 import os
-import random
 import statistics
 import sys
 import time
@@ -35,47 +33,7 @@ from tokenparse.tokenizers import ensure_o200k_dir  # noqa: E402
 
 os.environ.setdefault("TIKTOKEN_ENCODINGS_BASE", ensure_o200k_dir())
 from openai_harmony import HarmonyEncodingName, Role, StreamableParser, load_harmony_encoding  # noqa: E402
-
-PARAGRAPHS = [
-    "The user asks about the weather in Tokyo next week. I should call the weather tool, then summarise.",
-    "東京の天気を確認します。気温は摂氏で表示し、降水確率も含めます。",
-    "Let me compare the options: 🚀 fast path, 🐢 slow path, and the hybrid ⚖️ approach.",
-    "Résumé of findings — naïve baseline vs. tuned: ±3.5% variance, p95 latency 120 ms → 45 ms.",
-    "```python\ndef forecast(city: str, days: int = 7) -> list[dict]:\n    return [{'day': d, 'city': city} for d in range(days)]\n```",
-    "Here is the plan:\n1. Fetch the forecast.\n2. Convert units.\n3. Write the answer in Japanese and English.",
-    "데이터를 확인했습니다. 결과는 아래와 같습니다. Проверено. ✅",
-]
-
-
-def make_completion(target_tokens: int, encode, seed: int = 1) -> list[int]:
-    rng = random.Random(seed)
-    ids: list[int] = []
-    first = True
-    previous = None
-    while len(ids) < target_tokens:
-        header = "" if first else "<|start|>assistant"
-        first = False
-        kind = rng.choice(["analysis", "analysis", "tool", "preamble", "final"])
-        if kind == previous == "tool":
-            kind = "preamble"  # the peer's driver tells calls apart by a change of recipient
-        previous = kind
-        if kind == "analysis":
-            body = " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(3, 30)))
-            text = f"{header}<|channel|>analysis<|message|>{body}<|end|>"
-        elif kind == "tool":
-            args = json.dumps(
-                {"city": rng.choice(["Tokyo", "東京", "Zürich"]), "days": rng.randint(1, 14),
-                 "notes": " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(0, 4)))},
-                ensure_ascii=False,
-            )
-            text = f"{header}<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}<|call|>"
-        elif kind == "preamble":
-            text = f"{header}<|channel|>commentary<|message|>{rng.choice(PARAGRAPHS)}<|end|>"
-        else:
-            body = " ".join(rng.choice(PARAGRAPHS) for _ in range(rng.randint(2, 20)))
-            text = f"{header}<|channel|>final<|message|>{body}<|end|>"
-        ids.extend(encode(text))
-    return ids
+from workloads import PARAGRAPHS, make_completion, make_header_dense  # noqa: E402,F401  (bench_tags takes them from here)
 
 
 def peer_stream(encoding, ids: list[int], step: int, keep: bool = True) -> tuple[list[DeltaMessage], dict]:
@@ -193,7 +151,6 @@ def main() -> None:
     encoding = load_harmony_encoding(HarmonyEncodingName.HARMONY_GPT_OSS)
     model = tokenparse.load("gpt-oss")
     encode = lambda text: encoding.encode(text, allowed_special="all")  # noqa: E731
-    from bench_wire import make_header_dense  # one generator for both benchmarks
 
     streams = {"mix": make_completion(args.tokens, encode), "header-dense": make_header_dense(args.tokens, encode)}
     for name, ids in streams.items():

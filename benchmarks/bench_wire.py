@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import platform
-import random
 import statistics
 import sys
 import time
@@ -31,40 +30,17 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import tokenparse  # noqa: E402
-from bench_harmony import make_completion  # noqa: E402  (also sets TIKTOKEN_ENCODINGS_BASE)
+import bench_harmony  # noqa: E402,F401  (sets TIKTOKEN_ENCODINGS_BASE)
 from openai_harmony import HarmonyEncodingName, load_harmony_encoding  # noqa: E402
+from wire_peers import anthropic_sse, chat_sse, harmony_steps, responses_sse  # noqa: E402
+from workloads import make_completion, make_header_dense  # noqa: E402
+
+import tokenparse  # noqa: E402
 from tokenparse.adapters import SSE_DONE, AnthropicMessageStream, ChatCompletionStream, ResponsesStream  # noqa: E402
 from tokenparse.adapters._common import render_sse  # noqa: E402
-from wire_peers import anthropic_sse, chat_sse, harmony_steps, responses_sse  # noqa: E402
 
 FORMATS = {"chat": (ChatCompletionStream, chat_sse), "responses": (ResponsesStream, responses_sse),
            "anthropic": (AnthropicMessageStream, anthropic_sse)}
-WORDS = "the weather in Tokyo is 東京 sunny rain wind plan check call result ok next 🚀 ✅ Zürich".split()
-
-
-def make_header_dense(target_tokens: int, encode, seed: int = 3) -> list[int]:
-    """Many short messages: reasoning notes of a few words, a tool call about every fourth
-    message, short preambles, now and then a longer answer."""
-    rng = random.Random(seed)
-    ids: list[int] = []
-    count = 0
-    while len(ids) < target_tokens:
-        header = "<|start|>assistant" if ids else ""
-        count += 1
-        if count % 4 == 0:
-            args = json.dumps({"city": rng.choice(["Tokyo", "東京", "Zürich"]), "days": rng.randint(1, 9)},
-                              ensure_ascii=False)
-            text = f"{header}<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{args}<|call|>"
-        else:
-            kind = rng.choice(["analysis", "analysis", "analysis", "commentary", "final"])
-            words = rng.randint(2, 12) if rng.random() < 0.8 else rng.randint(40, 120)
-            body = " ".join(rng.choice(WORDS) for _ in range(words))
-            text = f"{header}<|channel|>{kind}<|message|>{body}<|end|>"
-        ids.extend(encode(text))
-    return ids
-
-
 def message_lengths(ids: list[int]) -> list[int]:
     """Token count of each Harmony message (from one header to the next)."""
     starts = [0] + [i for i, t in enumerate(ids) if t == 200006]

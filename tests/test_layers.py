@@ -139,3 +139,110 @@ def test_readme_layout_matches_the_tree():
     assert stale == [], "Layout entries that are not modules"
     for directory in listed_dirs:
         assert (PACKAGE.parent / directory).is_dir(), directory
+
+
+# -- no import circles, no module groups by prefix or age ------------------------------------
+
+BENCHMARKS = PACKAGE.parent / "benchmarks"
+
+
+def _all_imports(path: Path, package_name: str | None) -> set[str]:
+    """Every module ``path`` imports (``TYPE_CHECKING`` blocks and function bodies included:
+    a circle through an annotation or a lazy import is still a circle to a reader)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                assert package_name is not None, path
+                base = package_name.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the modules of ``tokenparse/`` and ``benchmarks/`` it imports. ``from pkg
+    import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``."""
+    modules: dict[str, Path] = {module_name(p): p for p in MODULES}
+    modules.update({p.stem: p for p in sorted(BENCHMARKS.glob("*.py"))})
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = (name if path.name == "__init__.py" else name.rpartition(".")[0]) if path.is_relative_to(PACKAGE) else None
+        targets = set()
+        for target in _all_imports(path, package):
+            if target in modules:
+                targets.add(target)
+        # "from pkg import sub" names both pkg and pkg.sub: keep the submodule only
+        graph[name] = {t for t in targets if not any(o.startswith(t + ".") for o in targets)} - {name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of ``graph`` (a list of modules, first == last), or ``None``."""
+    state: dict[str, int] = {}  # 1: on the path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_no_import_circles():
+    graph = import_graph()
+    assert "tokenparse.adapters._chat_wire" in graph and "bench_wire" in graph
+    cycle = find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle or ())
+
+
+def test_the_circle_finder_finds_circles():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+    # an annotation-only import counts: the wire module naming its stream class did
+    graph = import_graph()
+    graph["tokenparse.adapters._chat_wire"].add("tokenparse.adapters.openai_chat")
+    assert find_cycle(graph) is not None
+
+
+#: names that say when a module was written rather than what it holds
+AGE_WORDS = ("more", "recent", "new", "old", "legacy", "extra", "misc", "v2")
+
+
+def _top_level(directory: Path) -> list[str]:
+    return sorted(p.stem for p in directory.glob("*.py") if p.stem not in ("__init__", "__main__"))
+
+
+@pytest.mark.parametrize("directory", [PACKAGE, BENCHMARKS], ids=["tokenparse", "benchmarks"])
+def test_no_top_level_module_groups(directory):
+    """A top-level module with satellites (``cli.py`` + ``cli_batch.py``...) is a package
+    waiting to be made; a name that tells the age of a module says nothing of what it does."""
+    names = _top_level(directory)
+    groups = {base: [n for n in names if n.startswith(base + "_")] for base in names}
+    assert {base: members for base, members in groups.items() if members} == {}
+    aged = [n for n in names if set(n.strip("_").split("_")) & set(AGE_WORDS)]
+    assert aged == []
+
+
+def test_no_module_is_named_by_its_age():
+    aged = [str(p.relative_to(PACKAGE.parent)) for p in MODULES
+            if set(p.stem.strip("_").split("_")) & set(AGE_WORDS)]
+    assert aged == []

@@ -9,7 +9,7 @@ from ..routing.tags import TagDialect
 from ..tokenizers.table import TokenTable
 from ..tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
 from ..tools.dsml import DsmlGrammar
-from ..tools.xml_recent import DeepSeekV41Grammar
+from ..tools.xml_respelled import DeepSeekV41Grammar
 from .profile import Profile, row, tags
 from .spellers import deepseek_fenced_call, deepseek_v31_call, dsml_call, dsml_v41_call
 from .worked import PARIS, WorkedExample, example, weather

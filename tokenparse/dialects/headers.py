@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..routing.tags import TagDialect
 from ..tools.json_variants import InklingGrammar
-from ..tools.xml_recent import MuseAtemGrammar
+from ..tools.xml_respelled import MuseAtemGrammar
 from .profile import Profile, row, tags
 from .spellers import inkling_call, muse_atem_call
 from .worked import example, stand_in, weather

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..routing.tags import BoundTagDialect, TagDialect
 from ..tokenizers.table import TokenTable
 from ..tools.json_envelope import JsonEnvelopeGrammar
-from ..tools.xml_recent import HY_V4_MARKERS, HyV4Grammar
+from ..tools.xml_respelled import HY_V4_MARKERS, HyV4Grammar
 from ..tools.xml_variants import HyV3Grammar
 from .profile import Profile, row, tags
 from .spellers import arg_tag_call, envelope, hy_v3

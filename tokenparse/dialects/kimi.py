@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..routing.tags import TagDialect
 from ..tools.kimi import KimiK2Grammar
-from ..tools.xml_recent import K2HorizonGrammar
+from ..tools.xml_respelled import K2HorizonGrammar
 from ..tools.xtml import KimiK3Grammar, xtml_tag
 from .profile import Profile, row, tags
 from .spellers import arg_tag_call, kimi_call, kimi_k3_call

@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..routing.tags import TagDialect
 from ..tools.plamo import Plamo3Grammar, plamo_tag
 from ..tools.xml_call import Qwen3CoderGrammar
-from ..tools.xml_recent import MiniCPM5Grammar, SolarOpen2Grammar
+from ..tools.xml_respelled import MiniCPM5Grammar, SolarOpen2Grammar
 from ..tools.xml_variants import Step3Grammar
 from .profile import Profile, row, tags
 from .spellers import minicpm5_call, plamo3_call, seed_xml, solar_open2_call, steptml

@@ -1,4 +1,4 @@
-"""XML-style payloads of the recent families: respellings of what the shared engine reads.
+"""XML-style payloads that respell what the shared engine reads (one grammar class each):
 
 * :class:`DeepSeekV41Grammar` -- DeepSeek V4.1's DSML, with a space after the ``｜DSML｜``
   token in every tag (block ``<｜DSML｜ calls>``)::
