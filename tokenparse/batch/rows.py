@@ -58,7 +58,13 @@ class RowResult:
 
 
 def rows_from(rows: Any) -> list[Any]:
-    """The rows as a list of ID lists (or, for a row that is not IDs, the value as given)."""
+    """The rows as a list of ID lists (or, for a row that is not IDs, the value as given).
+
+    A ``str``/``bytes``/``dict`` is refused with a ``TypeError`` (iterating it would make a row
+    of each character or key)."""
+    if isinstance(rows, (str, bytes, bytearray, dict)):
+        raise TypeError(f"rows must be a sequence of token-ID sequences (one per response), got {type(rows).__name__}; "
+                        "to parse one response use model.parse(token_ids)")
     arrow = _arrow_rows(rows)
     if arrow is not None:
         return arrow

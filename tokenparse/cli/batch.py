@@ -22,6 +22,7 @@ import argparse
 import json
 import sys
 import time
+from array import array
 from typing import Any, Iterator, TextIO
 
 from ..batch import RowResult, WorkerPool, decode_rows, default_workers
@@ -60,7 +61,8 @@ def _need_pyarrow() -> Any:
 # -- reading -----------------------------------------------------------------------------------
 
 
-def _jsonl_chunks(source: TextIO) -> Iterator[list[dict[str, Any]]]:
+def _jsonl_chunks(source: TextIO, lines: array | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Chunks of rows; ``lines`` gets each row's line number (blank lines are skipped)."""
     chunk: list[dict[str, Any]] = []
     for number, line in enumerate(source, 1):
         line = line.strip()
@@ -75,6 +77,8 @@ def _jsonl_chunks(source: TextIO) -> Iterator[list[dict[str, Any]]]:
         if not isinstance(value, dict) or "token_ids" not in value:
             raise BatchInputError(f"line {number}: expected an object with a token_ids field (or an array of IDs)")
         chunk.append(value)
+        if lines is not None:
+            lines.append(number)
         if len(chunk) >= _CHUNK_ROWS:
             yield chunk
             chunk = []
@@ -193,6 +197,7 @@ def run_batch(args: argparse.Namespace, out: TextIO) -> int:
             return pool.decode_rows(rows, tools, prompts, **options)
         return decode_rows(model, rows, tools, prompts, **options)
 
+    where = "<stdin>" if args.batch == "-" else args.batch
     try:
         if _is_parquet(args.batch):
             rows_total, chunks = _parquet_chunks(args.batch)
@@ -201,7 +206,14 @@ def run_batch(args: argparse.Namespace, out: TextIO) -> int:
             source = sys.stdin if args.batch == "-" else open(args.batch, encoding="utf-8")
             with source:
                 total = None if source is sys.stdin else _count_lines(args.batch)
-                written = _from_jsonl(_jsonl_chunks(source), total, args.out, out, shared_tools, decode)
+                lines = array("q")
+                written = _from_jsonl(_jsonl_chunks(source, lines), lines, total, args.out, out, shared_tools, decode)
+    except BatchInputError as error:  # say which file (the message names the line or row)
+        if str(error).startswith(where + ":"):
+            raise
+        raise BatchInputError(f"{where}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise BatchInputError(f"{where}: not UTF-8 text (byte {error.start})") from None
     finally:
         if pool is not None:
             pool.close()
@@ -215,10 +227,11 @@ def _count_lines(path: str) -> int:
         return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
 
 
-def _row_tools(rows: list[dict[str, Any]], shared: Any, first: int) -> Any:
+def _row_tools(rows: list[dict[str, Any]], shared: Any, first: int, lines: array) -> Any:
     if not any("tools" in row for row in rows):
         return shared
-    return [_tools_value(row["tools"], f"row {first + i}") if "tools" in row else shared for i, row in enumerate(rows)]
+    return [_tools_value(row["tools"], f"line {lines[first + i]}") if "tools" in row else shared
+            for i, row in enumerate(rows)]
 
 
 class _Sink:
@@ -268,14 +281,14 @@ class _Sink:
             self._file.flush()
 
 
-def _from_jsonl(chunks: Iterator[list[dict[str, Any]]], total: int | None, path: str, out: TextIO,
+def _from_jsonl(chunks: Iterator[list[dict[str, Any]]], lines: array, total: int | None, path: str, out: TextIO,
                 shared_tools: Any, decode: Any) -> int:
     sink, progress, written = _Sink(path, out), _Progress(total, sys.stderr), 0
     try:
         for rows in chunks:
             ids = [row["token_ids"] for row in rows]
             prompts = [row.get("prompt_token_ids") for row in rows] if any("prompt_token_ids" in r for r in rows) else None
-            results = decode(ids, _row_tools(rows, shared_tools, written), prompts)
+            results = decode(ids, _row_tools(rows, shared_tools, written, lines), prompts)
             output = []
             for row, result in zip(rows, results):
                 record = {k: v for k, v in row.items() if k not in _CONSUMED}

@@ -18,7 +18,10 @@ from .batch import add_batch_arguments
 from .formats import FORMATS
 from .inputs import positive_int, read_file, read_steps_file, read_tools, rechunk
 
-__all__ = ["add_decode_parser", "decode"]
+__all__ = ["add_decode_parser", "decode", "warn_if_wrong_profile"]
+
+#: share of a stream's IDs that, invalid for the profile, suggests IDs of another model
+WRONG_PROFILE_SHARE = 0.1
 
 
 def add_decode_parser(sub: Any) -> None:
@@ -73,9 +76,24 @@ def decode(args: argparse.Namespace, out: TextIO) -> int:
         reasoning_field=args.reasoning_field,
         prompt_tokens=len(prompt_ids or ()),
     )
+    warn_if_wrong_profile(parser.diagnostics, sum(len(step) for step in steps), args.model, model.table)
     if args.diagnostics:
         for diagnostic in parser.diagnostics:
             print(json.dumps({"diagnostic": diagnostic.code, "message": diagnostic.message,
                               "position": diagnostic.position, "text": diagnostic.text}, ensure_ascii=False),
                   file=sys.stderr)
     return 0
+
+
+def warn_if_wrong_profile(diagnostics: Sequence[Any], total: int, profile: str, table: Any) -> bool:
+    """One warning line on stderr when many of the stream's IDs are not valid for the
+    profile's tokenizer (IDs of another model decode to garbage, not to an error); whether
+    it was written."""
+    invalid = sum(1 for d in diagnostics if d.code == "invalid_token")
+    if total == 0 or invalid < 2 or invalid < WRONG_PROFILE_SHARE * total:
+        return False
+    print(f"tokenparse: warning: {invalid} of {total} token IDs are not valid for profile {profile!r} "
+          f"(vocabulary 0..{table.vocab_size - 1}); the IDs may come from another model. "
+          "`tokenparse profiles` lists the profiles; `tokenparse detect TOKENIZER` names the one a tokenizer fits",
+          file=sys.stderr)
+    return True

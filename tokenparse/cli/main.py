@@ -4,10 +4,11 @@
     tokenparse decode examples/qwen3-weather-call.txt --model qwen3 --tools examples/tools.json --format chat --sse
     tokenparse profiles
     tokenparse explain examples/gpt-oss-weather-call.jsonl
+    tokenparse detect path/to/tokenizer.json
 
 One module per subcommand: :mod:`~tokenparse.cli.decode` (``decode``, and ``decode --batch``
 in :mod:`~tokenparse.cli.batch`), :mod:`~tokenparse.cli.explain`,
-:mod:`~tokenparse.cli.profiles`; :mod:`~tokenparse.cli.inputs` reads their inputs and
+:mod:`~tokenparse.cli.profiles`, :mod:`~tokenparse.cli.detect`; :mod:`~tokenparse.cli.inputs` reads their inputs and
 :mod:`~tokenparse.cli.formats` writes decode's output. :func:`main` turns every error into
 one line on stderr and an exit status (2: bad input, 1: internal), never a traceback.
 """
@@ -19,6 +20,7 @@ import sys
 from typing import NoReturn, Sequence, TextIO
 
 from .decode import add_decode_parser, decode
+from .detect import add_detect_parser
 from .explain import add_explain_parser
 from .inputs import InputError
 
@@ -51,6 +53,7 @@ def build_argparser() -> argparse.ArgumentParser:
     add_decode_parser(sub)
     sub.add_parser("profiles", help="list the built-in model profiles")
     add_explain_parser(sub)
+    add_detect_parser(sub)
     return ap
 
 
@@ -65,6 +68,10 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     from ..errors import TokenParseError
 
     try:
+        if args.command == "detect":
+            from .detect import detect
+
+            return detect(args, out)
         if args.command == "explain":  # same inputs, a token-by-token trace instead of deltas
             from .explain import explain
 

@@ -15,6 +15,7 @@ import codecs
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..errors import InvalidTokenError
+from ..token_ids import InvalidItem
 
 __all__ = ["TokenTable", "Utf8Stream", "TextEncoder", "PlainEncoder"]
 
@@ -78,6 +79,8 @@ class TokenTable:
     def piece(self, token_id: int, position: int | None = None) -> bytes:
         """Bytes of one token (control tokens: ``b""``); raises :class:`InvalidTokenError`."""
         if type(token_id) is not int:
+            if type(token_id) is InvalidItem:  # a bool or a negative int, wrapped on the way in
+                token_id = token_id.value
             if isinstance(token_id, (bool, float, str, bytes)) or not hasattr(token_id, "__index__"):
                 raise InvalidTokenError(
                     f"token ID must be an int, got {type(token_id).__name__} {token_id!r}", position=position
