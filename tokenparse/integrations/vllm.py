@@ -47,7 +47,10 @@ from ._vllm_parser import (
 __all__ = ["AUTO_NAME", "parser_names", "parser_class", "TokenparseTagParser", "TokenparseHarmonyParser",
            "is_grammar_constrained", "install"]
 
-logger = logging.getLogger(__name__)
+#: a child of vLLM's own logger: vLLM's handler prints its INFO lines (a logger of this
+#: module's name has no handler in a server, so its INFO lines went nowhere)
+logger = logging.getLogger("vllm.tokenparse")
+_ANNOUNCED: set[tuple[str, str]] = set()
 
 AUTO_NAME = "tokenparse"
 _PREFIX = AUTO_NAME + "-"
@@ -149,7 +152,10 @@ def install() -> None:
         parser_cls = parser_class(profile, tool_strict_level)
         if tokenizer is not None:
             parser_cls(tokenizer)  # fail at start-up when the tokenizer lacks the profile's tags
-        logger.info("tokenparse parses Chat Completions with profile %s", profile)
+        if (tool_parser_name, profile) not in _ANNOUNCED:  # vLLM asks more than once per server
+            _ANNOUNCED.add((tool_parser_name, profile))
+            how = "detected from the tokenizer" if tool_parser_name == AUTO_NAME else f"named by {tool_parser_name}"
+            logger.info("tokenparse parses Chat Completions with profile %s (%s)", profile, how)
         return parser_cls
 
     get_parser.__tokenparse_wraps__ = original  # type: ignore[attr-defined]
