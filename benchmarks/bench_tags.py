@@ -23,7 +23,7 @@ Times are CPU time of this process, runs interleaved, medians with min-max (the 
 shared: compare ratios). Also per-token cost against completion length (1k to 64k tokens,
 1 token per step) and a PNG chart of both.
 
-    python benchmarks/bench_tags.py [--runs 5] [--tokens 50000] [--chart benchmarks/tags.png]
+    python benchmarks/bench_tags.py [--runs 5] [--tokens 50000] [--chart docs/tags.png]
 """
 from __future__ import annotations
 
@@ -411,7 +411,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=50_000)
-    ap.add_argument("--chart", default=os.path.join(os.path.dirname(__file__), "tags.png"),
+    ap.add_argument("--chart", default=os.path.join(os.path.dirname(__file__), "..", "docs", "tags.png"),
                     help="PNG to write ('' for none)")
     args = ap.parse_args()
     machine = (f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}, "

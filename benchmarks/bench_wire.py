@@ -15,7 +15,7 @@ runs interleaved, medians with min-max (the machines this runs on are shared and
 compare ratios, not absolute numbers). Streams: the gpt-oss mix of ``bench_harmony.py`` and a
 header-dense mix (most messages under 30 tokens, a tool call every ~4 messages).
 
-    python benchmarks/bench_wire.py [--runs 5] [--tokens 50000] [--chart benchmarks/wire.png]
+    python benchmarks/bench_wire.py [--runs 5] [--tokens 50000] [--chart docs/wire.png]
 """
 from __future__ import annotations
 
@@ -295,7 +295,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--tokens", type=int, default=50_000)
-    ap.add_argument("--chart", default=os.path.join(os.path.dirname(__file__), "wire.png"),
+    ap.add_argument("--chart", default=os.path.join(os.path.dirname(__file__), "..", "docs", "wire.png"),
                     help="PNG to write ('' for none)")
     args = ap.parse_args()
 

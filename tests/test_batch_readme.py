@@ -1,5 +1,5 @@
-"""The README's batch, CLI batch and snapshot examples run as written (the Ray one runs in
-``tests/engines/test_ray_data.py``)."""
+"""The docs' batch, CLI batch and snapshot examples run as written, with their results checked
+(the Ray one runs in ``tests/engines/test_ray_data.py``; ``test_docs.py`` runs every block)."""
 from __future__ import annotations
 
 import json
@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def readme_blocks(language: str) -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    part = text[text.index("## Batch decoding") : text.index("## Layout")]
+    part = "".join((ROOT / "docs" / page).read_text(encoding="utf-8") for page in ("batch.md", "snapshots.md"))
     return re.findall(rf"```{language}\n(.*?)```", part, re.S)
 
 
@@ -24,7 +23,7 @@ def test_python_examples_run(monkeypatch):
     assert len(blocks) == 2
     namespace: dict = {}
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)
+        exec(compile(block, "docs", "exec"), namespace)
 
 
 def test_cli_example_runs(monkeypatch, tmp_path):

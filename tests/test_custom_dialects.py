@@ -158,7 +158,7 @@ def test_readme_reasoning_only_dialect_kimi_vl(tmp_path):
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "profiles.md").read_text()
     spec = re.search(r'```toml\n(name = "kimi-vl-thinking".*?)```', readme, re.S)
     assert spec is not None
     path = tmp_path / "kimi-vl.toml"

@@ -24,7 +24,7 @@ import tokenparse
 from tokenparse.dialects import DIALECTS, dialect
 from dialects_support import WEATHER_TOOLS, check_stream, encode, synthetic_table
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "profiles.md"
 
 
 def _readme_profiles() -> list[str]:

@@ -363,7 +363,7 @@ def test_every_vllm_parser_name_is_in_the_readme():
     done = subprocess.run([_vllm_python(), "-c", _NAMES_SCRIPT], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     registered = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "profiles.md").read_text()
     section = readme[readme.index("#### The serving engines' parser names"):]
     section = section[: section.index("\n## ")]
     named = set(re.findall(r"`([^`]+)`", section))

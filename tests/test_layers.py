@@ -118,10 +118,10 @@ def test_the_checker_sees_a_violation(tmp_path):
     assert any(target == "tokenparse.channels.tags" for _, target in imports)
 
 
-def test_readme_layout_matches_the_tree():
-    """The README's Layout lists every module (packages' ``__init__`` aside), the C sources of
+def test_layout_page_matches_the_tree():
+    """The docs' Layout page lists every module (packages' ``__init__`` aside), the C sources of
     the optional extension, and nothing else."""
-    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    readme = (PACKAGE.parent / "docs" / "layout.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Layout") :]
     block = section[section.index("```") + 3 :]
     block = block[: block.index("```")]
@@ -134,7 +134,7 @@ def test_readme_layout_matches_the_tree():
         for p in [*MODULES, *sorted(PACKAGE.rglob("*.c"))]
         if p.name not in ("__init__.py", "__main__.py") and not any(str(p.relative_to(PACKAGE.parent)).startswith(d) for d in listed_dirs)
     }
-    assert sorted(actual - listed) == [], "modules missing from the README's Layout"
+    assert sorted(actual - listed) == [], "modules missing from docs/layout.md"
     stale = sorted(e for e in listed - actual - listed_dirs)
     assert stale == [], "Layout entries that are not modules"
     for directory in listed_dirs:
