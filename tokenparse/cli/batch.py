@@ -1,6 +1,6 @@
 """``tokenparse decode --batch IN --out OUT``: many complete responses, file to file.
 
-Input rows (JSON lines, or Parquet with ``pyarrow`` installed: ``pip install tokenparse[parquet]``):
+Input rows (JSON lines, or Parquet with ``pyarrow`` installed: ``pip install pyarrow``):
 
 * ``token_ids``: the completion's IDs (a JSON line may also be a bare array);
 * ``prompt_token_ids`` (optional): the prompt's IDs, which set the start state;
@@ -54,7 +54,7 @@ def _need_pyarrow() -> Any:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        raise BatchInputError("Parquet needs pyarrow: pip install 'tokenparse[parquet]'") from None
+        raise BatchInputError("Parquet needs pyarrow: pip install pyarrow") from None
     return pq
 
 

@@ -24,7 +24,7 @@ def _tekken_table() -> TokenTable:
     try:
         import mistral_common
     except ImportError:
-        raise TokenizerError("the mistral profile's bundled tokenizer needs mistral-common (pip install 'tokenparse[mistral]')") from None
+        raise TokenizerError("the mistral profile's bundled tokenizer needs mistral-common (pip install mistral-common)") from None
     path = os.path.join(os.path.dirname(mistral_common.__file__), "data", "tekken_240911.json")
     return table_from_tekken(path)
 

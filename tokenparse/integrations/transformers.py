@@ -59,7 +59,7 @@ try:
     from transformers.generation.streamers import BaseStreamer
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError(
-        "tokenparse.integrations.transformers needs transformers: pip install 'tokenparse[transformers]'"
+        "tokenparse.integrations.transformers needs transformers and torch (in a tokenparse checkout: pip install -e '.[transformers]')"
     ) from exc
 
 from ..api import Model, Parser

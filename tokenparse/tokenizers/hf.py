@@ -242,7 +242,7 @@ class HFPlainEncoder:
             except ImportError:
                 raise TokenizerError(
                     "encoding text with a Hugging Face tokenizer needs the 'tokenizers' package "
-                    "(pip install 'tokenparse[hf]')"
+                    "(pip install tokenizers)"
                 ) from None
             source = self._source
             raw = source.read_text(encoding="utf-8") if isinstance(source, Path) else source if isinstance(source, Mapping) else source()

