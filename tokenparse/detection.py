@@ -106,7 +106,7 @@ RULES: list[Rule] = [
     # so other families' tool tokens rule it out
     Rule("minimax-m2", tokens=_THINK, without_tokens=(_QWEN_BLOCK[0], _DEEPSEEK[0], _DSML, "<|tool_calls_section_begin|>"),
          template=("<minimax:tool_call>",)),
-    # the further families (tokenparse.dialects_more)
+    # the further families (tokenparse/dialects/: one module per family)
     Rule("seed-oss", tokens=("<seed:tool_call>", "</seed:tool_call>")),
     Rule("longcat", tokens=("<longcat_tool_call>", "</longcat_tool_call>")),
     Rule("jamba", tokens=("<tool_calls>", "</tool_calls>"), without_tokens=("<think>", "<tool_sep>")),
@@ -141,7 +141,7 @@ RULES: list[Rule] = [
     # name the profile (a GLM-like tokenizer is read as glm-4.5, the same call layout)
     Rule("spark2.5"),
     Rule("telechat4"),
-    # the recent families (tokenparse.dialects_recent)
+    # more families (tokenparse/dialects/)
     # Holo2's tokenizer and template are Qwen3-VL's: detection finds qwen3, which reads the
     # same format (a prompt ending in <think> starts it in reasoning); name holo2 for its default
     Rule("holo2"),
