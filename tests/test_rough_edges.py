@@ -104,3 +104,34 @@ def test_the_vllm_plugin_logs_under_vllms_logger():
     assert names and all(name.startswith("vllm.") for name in names)
     source = (ROOT / "tokenparse" / "integrations" / "vllm.py").read_text(encoding="utf-8")
     assert "with profile %s" in source
+
+
+# -- building a completion's IDs by hand (tokenparse.testing) ---------------------------------
+
+
+def test_completion_ids_put_tags_in_as_their_ids():
+    from tokenparse.testing import completion_ids, tag
+
+    model = tokenparse.load("qwen3")
+    ids = completion_ids(model, "Checking.", tag("<tool_call>"), '{"name": "get_time", "arguments": {}}',
+                         tag("</tool_call>"))
+    assert model.table.id_of("<tool_call>") in ids and model.table.id_of("</tool_call>") in ids
+    assert model.parse(ids).tool_calls[0].function.name == "get_time"
+    # the same text encoded whole keeps the tags text: no call, the text is content
+    written = model.table.encode('Checking.<tool_call>{"name": "get_time", "arguments": {}}</tool_call>')
+    assert model.table.id_of("<tool_call>") not in written
+    assert model.parse(written).tool_calls == []
+    # a table works too, and gives the same IDs
+    assert completion_ids(model.table, "Checking.", tag("<tool_call>")) == ids[: len(model.table.encode("Checking.")) + 1]
+
+
+def test_completion_ids_refuses_what_is_not_one_token():
+    from tokenparse.testing import completion_ids, tag
+
+    model = tokenparse.load("qwen3")
+    with pytest.raises(tokenparse.TokenizerError, match="'<function=' is not one token"):
+        completion_ids(model, tag("<function="))
+    with pytest.raises(TypeError, match="expected text"):
+        completion_ids(model, 42)
+    with pytest.raises(TypeError, match="non-empty str"):
+        tag("")
