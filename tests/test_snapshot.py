@@ -19,6 +19,8 @@ from test_adapters_dialects import EXAMPLES, OFFERED, load_example
 import tokenparse
 from tokenparse import SnapshotError
 
+KEY = b"0123456789abcdef-test-key"
+
 GPT_OSS_TEXT = (
     "<|channel|>analysis<|message|>User wants the weather in 東京; call the tool 🤔.<|end|>"
     "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
@@ -61,8 +63,8 @@ def resumed_at(model, steps, cut, *, via=None, **options):
     factory = _ids()
     parser = model.parser(tools=OFFERED, id_factory=factory, **options)
     deltas = [parser.feed(step) for step in steps[:cut]]
-    data = parser.snapshot()
-    parser = (via or model).resume(data, id_factory=factory)
+    data = parser.snapshot(key=KEY)
+    parser = (via or model).resume(data, key=KEY, tools=OFFERED, id_factory=factory)
     deltas += [parser.feed(step) for step in steps[cut:]] + [parser.finish()]
     return deltas, parser, data
 
@@ -80,9 +82,9 @@ def test_every_cut_point_of_every_profile(examples):
         factory = _ids()
         parser = model.parser(tools=OFFERED, id_factory=factory)
         for i, step in enumerate(steps):
-            parser = model.resume(parser.snapshot(), id_factory=factory)
+            parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=OFFERED, id_factory=factory)
             assert _dump(parser.feed(step)) == _dump(expected[i]), f"{name}: deltas differ after a cut at {i}"
-        parser = model.resume(parser.snapshot(), id_factory=factory)
+        parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=OFFERED, id_factory=factory)
         assert _dump(parser.finish()) == _dump(expected[-1]), name
         assert parser.result() == reference.result(), name
         assert parser.diagnostics == reference.diagnostics, name
@@ -118,7 +120,7 @@ def test_random_steps_and_several_resumes(examples, data):
     got, pos = [], 0
     for cut in cuts:
         got += [parser.feed(step) for step in steps[pos:cut]]
-        parser = model.resume(parser.snapshot(), id_factory=factory)
+        parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=OFFERED, id_factory=factory)
         pos = cut
     got += [parser.feed(step) for step in steps[pos:]] + [parser.finish()]
     assert [_dump(d) for d in got] == [_dump(d) for d in expected], name

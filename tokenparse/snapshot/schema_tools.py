@@ -1,0 +1,214 @@
+"""Snapshot schema, version 2: payload grammars and the streaming JSON they use.
+
+See :mod:`.schema_core` for the rules (``fields``: per-parser state, written and validated;
+``derived``: set by the constructor, never written). A grammar is built on resume by the
+router's own factory (the model's dialect), its nested objects by the constructors the
+grammar itself calls, with the grammar's wiring.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import SnapshotError
+from ..json.envelope import EnvelopeReader
+from ..json.scanner import JsonValueScanner
+from ..json.scanner_cuts import STRING_STOP, STRING_STOP_LENIENT
+from ..limits import max_held_chars
+from ..tools.choice import DotsGrammar
+from ..tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
+from ..tools.dsml import DsmlGrammar
+from ..tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
+from ..tools.glm import GlmGrammar
+from ..tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
+from ..tools.json_variants import (
+    CohereActionGrammar, InklingGrammar, InternLM2Grammar, JsonCallListGrammar, KeyedJsonEnvelopeGrammar,
+)
+from ..tools.kimi import KimiK2Grammar
+from ..tools.minimax_m3 import MiniMaxM3Grammar
+from ..tools.mistral import MistralGrammar
+from ..tools.name_keyed import NameKeyedJsonGrammar
+from ..tools.plamo import Plamo3Grammar
+from ..tools.pyliteral import PyLiteral
+from ..tools.pythonic import PythonicGrammar
+from ..tools.shared import JsonArgsStream
+from ..tools.telechat import TeleChat4Grammar, TeleChatTagGrammar
+from ..tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
+from ..tools.xml_elements import (
+    CALL_ATTRS, CALL_BODY, CALL_NAME, DONE, PARAM_ATTRS, PARAM_KEY, SEEK_CALL, SKIP_CALL, SYNTAX_TABLES, VALUE,
+    VALUE_OPEN,
+)
+from ..tools.xml_scan import StateTags
+from ..tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, MuseAtemGrammar, SolarOpen2Grammar
+from ..tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
+from ..tools.xtml import KimiK3Grammar
+from .fields import (
+    Bool, Child, Choice, Context, Empty, Enum, Existing, Int, List, Opt, Pairs, Plain, Poly, Schema, Spec, Str, Tup,
+    register,
+)
+from .schema_core import NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
+
+_WIRING = frozenset({"_out", "_log", "_tools"})
+_PENDING = Opt(Tup((NAME, Opt(NAME), OPT_NAT)))
+_INT = Int()
+
+
+def _json_args(grammar: Any, data: dict) -> Any:
+    begin = grammar._begin_pending if data.get("_begin") == "pending" else None
+    return JsonArgsStream(grammar._out, strict=grammar._strict, begin=begin)
+
+
+def _scanner(reader: Any, data: dict) -> Any:
+    return JsonValueScanner(max_depth=reader.max_depth, allow_control_chars=not reader.strict)
+
+
+def _reader(grammar: Any, data: dict) -> Any:
+    return EnvelopeReader(grammar.name_keys, grammar.args_keys, allow_array=True, max_chars=max_held_chars())
+
+
+def _made_with(cls: type) -> Any:
+    return lambda grammar, data: cls(grammar._out, grammar._log, grammar._tools)
+
+
+class ValueTags(Spec):
+    """An XML grammar's value-state tags of the open call (the schema's parameter tags, taken
+    when the call began): their text, rebuilt with :class:`StateTags`."""
+
+    _tags = List(Str(1024), max=4096)
+
+    def dump(self, value: Any, owner: Any, ctx: Context, where: str) -> Any:
+        if value is None:
+            return None
+        if type(value) is not StateTags or type(value.tags) is not tuple:
+            raise SnapshotError(f"cannot snapshot {where}: expected value tags", reason="unsupported")
+        return self._tags.dump(list(value.tags), owner, ctx, where)
+
+    def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
+        return None if data is None else StateTags(tuple(self._tags.load(data, owner, ctx, where)))
+
+
+_XML_FIELDS = {
+    "_state": Enum(SEEK_CALL, CALL_NAME, CALL_ATTRS, CALL_BODY, PARAM_KEY, PARAM_ATTRS, VALUE_OPEN, VALUE, SKIP_CALL, DONE),
+    "_buf": TEXT,
+    "_pos": NAT,
+    "_markers_seen": Bool(),
+    "_last_pos": OPT_NAT,
+    "_stray": TEXTS,
+    "_stray_chars": NAT,
+    "_stray_reason": TEXT,
+    "_name": TEXTS,
+    "_key": TEXTS,
+    "_attrs": TEXTS,
+    "_call_name": Opt(NAME),
+    "_param_count": NAT,
+    "_value_is_string": Bool(),
+    "_value_started": Bool(),
+    "_value_parts": TEXTS,
+    "_found": Pairs(NAME, Tup(each=_INT, max=8)),
+    "_text_tags": Choice({"plain": lambda o: SYNTAX_TABLES[type(o)].text_tags,
+                          "markers": lambda o: SYNTAX_TABLES[type(o)].text_tags_after_markers}),
+    "_value_tags": ValueTags(),
+}
+_XML_DERIVED = _WIRING | {"_syn", "_trim", "_transitions"}
+_XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTagGrammar, DeepSeekV41Grammar,
+        HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar, MuseAtemGrammar, HyV3Grammar, GcmlGrammar,
+        KimiK3Grammar)
+
+_MARKED_FIELDS = {
+    "_state": Int(0, 15),
+    "_chars": NAT,
+    "_args": Opt(Child(_json_args)),
+    "_open_call": Bool(),
+    "_stray": Existing(),
+    "_pending": _PENDING,
+    "_verbatim": TEXT,
+    "_skip_reason": OPT_TEXT,
+    "_last_pos": OPT_NAT,
+}
+_MARKED_DERIVED = frozenset({"_out", "_log", "_strict"})
+
+_ENVELOPE_FIELDS = {
+    "_reader": Opt(Child(_reader)),
+    "_stray": Existing(),
+    "_failed": Bool(),
+    "_in_stray": Bool(),
+    "_envelope_text": TEXTS,
+    "_envelope_chars": NAT,
+    "_pending": Opt(NAME),
+    "_began": Bool(),
+    "_verbatim": OPT_TEXTS,
+    "_envelopes": NAT,
+}
+_ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set"})
+_GEMMA_FIELDS = {
+    "_state": Int(0, 3), "_head": TEXTS, "_head_len": NAT, "_stack": List(Plain(1)), "_in_string": Bool(),
+    "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(), "_maybe_quote": TEXT, "_emitted": TEXTS,
+    "_open_call": Bool(), "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+}
+
+register(
+    Schema("xml", _XML, _XML_FIELDS, derived=_XML_DERIVED),
+    Schema("xml.step3", (Step3Grammar,), {**_XML_FIELDS, "_call_type": OPT_TEXTS}, derived=_XML_DERIVED),
+    Schema("marked.deepseek", (DeepSeekV3Grammar, DeepSeekV31Grammar), {
+        **_MARKED_FIELDS, "_head": TEXTS, "_name": TEXTS, "_fence": TEXTS, "_fence_chars": NAT, "_tail_dirty": Bool(),
+    }, derived=_MARKED_DERIVED),
+    Schema("marked.kimi", (KimiK2Grammar,), {**_MARKED_FIELDS, "_call_id": TEXTS}, derived=_MARKED_DERIVED),
+    Schema("marked.plamo", (Plamo3Grammar,), {**_MARKED_FIELDS, "_held_tag": TEXT, "_name": TEXTS, "_head": TEXTS},
+           derived=_MARKED_DERIVED),
+    Schema("json.envelope", (JsonEnvelopeGrammar, Llama3Grammar, CohereActionGrammar, InklingGrammar,
+                             JsonCallListGrammar, KeyedJsonEnvelopeGrammar), _ENVELOPE_FIELDS, derived=_ENVELOPE_DERIVED),
+    Schema("json.envelope.internlm2", (InternLM2Grammar,), {**_ENVELOPE_FIELDS, "_code": TEXTS, "_kind": Opt(NAME)},
+           derived=_ENVELOPE_DERIVED),
+    Schema("mistral", (MistralGrammar,), {
+        "_state": Int(0, 6), "_name": TEXTS, "_name_len": NAT, "_call_id": TEXTS, "_args": Opt(Child(_json_args)),
+        "_envelope": Opt(Child(lambda g, data: JsonEnvelopeGrammar(g._out, g._log))), "_stray": Existing(),
+        "_fail_reason": OPT_TEXT, "_pending": _PENDING, "_verbatim": OPT_TEXT,
+    }, derived=frozenset({"_out", "_log", "_strict"})),
+    Schema("name_keyed", (NameKeyedJsonGrammar,), {
+        "_state": Int(0, 5), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
+        "_calls": NAT, "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+    }, derived=frozenset({"_out", "_log", "_strict"})),
+    Schema("gemma", (Gemma4Grammar, FunctionGemmaGrammar), _GEMMA_FIELDS, derived=frozenset({"_out", "_log"})),
+    Schema("minimax_m3", (MiniMaxM3Grammar,), {
+        "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(Plain(3), max=256),
+        "_held": NAT, "_stray": TEXTS, "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
+    }, derived=_WIRING),
+    Schema("pythonic", (PythonicGrammar,), {
+        "_state": Int(0, 8), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
+        "_args_out": TEXTS, "_value": Opt(Child(lambda g, data: PyLiteral(g._args_out.append))),
+        "_first_arg": Bool(), "_open_call": Bool(), "_calls": NAT, "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+    }, derived=frozenset({"_out", "_log"})),
+    Schema("pyliteral", (PyLiteral,), {
+        "_stack": List(Plain(1), max=4096), "_quote": Str(1), "_escape": Str(16), "_word": TEXT, "_key_word": Bool(),
+        "done": Bool(),
+    }, derived=frozenset({"_emit"})),
+    Schema("choice.dots", (DotsGrammar,), {
+        "_held": TEXT,
+        "_inner": Opt(Poly({"json.envelope": _made_with(JsonEnvelopeGrammar), "xml": _made_with(MiniMaxM2Grammar)})),
+    }, derived=_WIRING),
+    Schema("choice.telechat4", (TeleChat4Grammar,), {
+        "_held": TEXT,
+        "_form": Opt(Poly({"json.envelope": _made_with(JsonEnvelopeGrammar), "xml": _made_with(TeleChatTagGrammar)})),
+    }, derived=_WIRING),
+    Schema("json.args", (JsonArgsStream,), {
+        "_begin": Choice({"none": lambda o: None, "pending": lambda o: o._begin}),
+        "_fed": NAT, "_held": TEXT, "emitted": Bool(), "_scanner": Existing(),
+    }, derived=frozenset({"_out", "_strict"})),
+    Schema("json.scanner", (JsonValueScanner,), {
+        "_state": Int(0, 10), "_stack": List(Bool(), max=100_000), "_string_is_key": Bool(), "_escape": Str(16),
+        "_scalar": TEXTS, "_scalar_chars": NAT, "_offset": NAT, "_base": _INT,
+        "_sink": Choice({"none": lambda o: None}), "_raw": Choice({"none": lambda o: None}),
+        "_stop": Choice({"strict": lambda o: STRING_STOP, "lenient": lambda o: STRING_STOP_LENIENT}),
+        "_string_search": Choice({"none": lambda o: None, "stop": lambda o: o._stop.search}),
+    }, derived=frozenset({"_max_depth"})),
+    Schema("json.envelope_reader", (EnvelopeReader,), {
+        "errors": Empty(), "failed": Bool(), "failed_in_arguments": Bool(), "ignored": List(Tup((TEXT, TEXT))),
+        "args_written": Bool(), "rest_index": Int(-1), "rest_prefix": TEXT, "_state": Int(0, 11), "_in_array": Bool(),
+        "_offset": NAT, "_value": Opt(Child(_scanner)), "_value_origin": NAT, "_role": Int(0, 5),
+        "_streaming": Choice({"none": lambda o: None, "value": lambda o: o._value}),
+        "_plain_string_search": Choice({"none": lambda o: None, "strict": lambda o: STRING_STOP.search,
+                                        "lenient": lambda o: STRING_STOP_LENIENT.search}),
+        "_parts_chars": NAT, "_held_args_chars": NAT, "_parts": TEXTS, "_held_args": TEXTS, "_source_tail": TEXTS,
+        "_source_tail_chars": NAT, "_key": TEXT, "_events": Empty(), "_args_emitted": Bool(), "_saw_args": Bool(),
+        "_saw_name": Bool(), "_name": Opt(TEXT),
+    }, derived=frozenset({"name_keys", "args_keys", "allow_array", "strict", "max_chars", "max_depth"})),
+)
