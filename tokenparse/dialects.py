@@ -23,7 +23,8 @@ Options of ``tokenparse.load(profile, **options)`` for the text-tag rows:
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, cast
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, cast
 
 from .core import Dialect
 from .dialects_more import MORE_ROWS, with_engine_aliases
@@ -355,9 +356,9 @@ ROWS: tuple[Profile, ...] = (
 ROWS = with_recent_aliases(with_engine_aliases(ROWS))
 
 #: text-tag dialect name -> ``factory(**options)`` of its declaration
-DIALECTS: dict[str, Callable[..., TagDialect]] = {
+DIALECTS: Mapping[str, Callable[..., TagDialect]] = MappingProxyType({
     row.name: row.dialect for row in ROWS if row.name != "gpt-oss"  # type: ignore[misc]
-}
+})  # read-only: a registry nothing can change at run time
 
 
 def dialect(name: str, **options: Any) -> TagDialect:

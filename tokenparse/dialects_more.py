@@ -12,7 +12,8 @@ token and as text otherwise (families whose tokenizers differ between releases).
 """
 from __future__ import annotations
 
-from typing import Callable, cast
+from types import MappingProxyType
+from typing import Callable, Mapping, cast
 
 from .core import Dialect
 from .examples import WorkedExample
@@ -39,7 +40,7 @@ def _tags(*literals: str) -> frozenset[str]:
 
 
 #: dialect name -> (factory of its declaration, aliases)
-MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
+MORE_DIALECTS: Mapping[str, Callable[[], TagDialect]] = MappingProxyType({
     "seed-oss": lambda: TagDialect(
         "seed-oss", reasoning=("<seed:think>", "</seed:think>"), tool_open="<seed:tool_call>",
         tool_close="</seed:tool_call>", grammar=Qwen3CoderGrammar,
@@ -184,9 +185,9 @@ MORE_DIALECTS: dict[str, Callable[[], TagDialect]] = {
         text_tags=_tags(*THINK, "<tool_call>", "</tool_call>"),
         description="TeleChat4: `<think>`; `<tool_call>` JSON envelope or `name<param_key>k</param_key><param_value>v`",
     ),
-}
+})  # read-only: a registry nothing can change at run time
 
-MORE_ALIASES: dict[str, tuple[str, ...]] = {
+MORE_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "seed-oss": ("seed_oss",),
     "minimax-m1": ("minimax-m1-80k", "minimax-m1-40k"),
     "internlm2": ("internlm", "internlm2.5"),
@@ -208,7 +209,7 @@ MORE_ALIASES: dict[str, tuple[str, ...]] = {
     "hunyuan-a13b": ("hunyuan_a13b", "hunyuan-a13b-instruct"),
     "ernie-4.5": ("ernie45", "ernie-4.5-thinking"),
     "spark2.5": ("spark25",),
-}
+})  # read-only: a registry nothing can change at run time
 
 
 def _row(name: str, make: Callable[[], TagDialect]) -> Profile:
@@ -226,7 +227,7 @@ MORE_ROWS: tuple[Profile, ...] = tuple(_row(name, make) for name, make in MORE_D
 #: SGLang ``--tool-call-parser``) of the formats the first rows decode, as aliases. Families
 #: that share a format share its row: Step-3.5, MiMo and Nemotron 3 write Qwen3.5's, Ling 3
 #: GLM-4.7's, Poolside GLM-4.5's.
-ENGINE_ALIASES: dict[str, tuple[str, ...]] = {
+ENGINE_ALIASES: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "gpt-oss": ("openai", "openai_gptoss"),
     "qwen3": ("qwen3_json", "qwen", "qwen25", "trinity"),
     "qwen3-coder": ("qwen3_coder", "qwen3_xml"),
@@ -241,7 +242,7 @@ ENGINE_ALIASES: dict[str, tuple[str, ...]] = {
     "kimi-k2": ("kimi_k2",),
     "llama3": ("llama3_json",),
     "minimax-m2": ("minimax_m2",),
-}
+})  # read-only: a registry nothing can change at run time
 
 
 def with_engine_aliases(rows: tuple[Profile, ...]) -> tuple[Profile, ...]:

@@ -7,6 +7,8 @@ default) the same conditions are recorded as :class:`Diagnostic` values instead 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
 
 __all__ = [
     "TokenParseError",
@@ -125,12 +127,12 @@ class Diagnostic:
         return cls(self.message, position=self.position, code=self.code)
 
 
-_ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
+_ERRORS_BY_CODE: Mapping[str, type[TokenParseError]] = MappingProxyType({
     InvalidTokenError.code: InvalidTokenError,
     BufferLimitError.code: BufferLimitError,
     ToolCallError.code: ToolCallError,
     "unknown_tool": ToolCallError,
-}
+})  # read-only: a registry nothing can change at run time
 
 
 class DialectSpecError(TokenParseError, ValueError):

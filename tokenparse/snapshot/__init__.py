@@ -73,13 +73,13 @@ DEFAULT_LIMITS = SnapshotLimits()
 now = time.time
 
 
-def _keys(key: Any) -> Mapping[str, bytes]:
+def _keys(key: Any) -> dict[str | None, bytes]:
     """``key`` as a mapping key id -> key bytes; bytes alone is the key of any id."""
     if key is None:
         raise SnapshotError("a snapshot key is required: pass key=<at least 16 secret bytes> (or {key_id: key} "
                             "to resume)", reason="key")
     pairs = key.items() if isinstance(key, Mapping) else [(None, key)]
-    out = {}
+    out: dict[str | None, bytes] = {}
     for key_id, value in pairs:
         if key_id is not None:
             _key_id(key_id)
@@ -191,7 +191,7 @@ def resume_parser(
     if kid_len > MAX_KEY_ID_BYTES or len(data) < end + _MAC:
         raise SnapshotError("snapshot header is truncated", reason="corrupt")
     kid = data[len(MAGIC) + 2 : start].decode("utf-8", "surrogatepass")
-    secret = keys.get(kid, keys.get(None))  # type: ignore[call-overload]
+    secret = keys.get(kid, keys.get(None))
     if secret is None:
         raise SnapshotError(f"no key for key id {kid!r:.80} (keys given: {', '.join(map(repr, keys))})", reason="key")
     head, mac, payload = data[:end], data[end : end + _MAC], data[end + _MAC :]

@@ -354,7 +354,8 @@ class Poly(Child):
         super().__init__(self._make)
 
     def _make(self, owner: Any, data: dict) -> Any:
-        make = self.makers.get(data.get("@")) if type(data.get("@")) is str else None
+        tag = data.get("@")
+        make = self.makers.get(tag) if type(tag) is str else None
         if make is None:
             raise _bad("@", f"expected one of {', '.join(self.makers)}")
         return make(owner, data)

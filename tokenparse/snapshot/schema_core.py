@@ -29,8 +29,24 @@ from ..routing.newlines import EdgeNewlines
 from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
 from .fields import (
-    Bool, Bytes, Child, Choice, Context, Empty, Enum, Existing, InstanceOnly, Int, List, Opt, Record, Schema,
-    Spec, Str, Tup, register,
+    Bool,
+    Bytes,
+    Child,
+    Choice,
+    Context,
+    Empty,
+    Enum,
+    Existing,
+    InstanceOnly,
+    Int,
+    List,
+    Opt,
+    Record,
+    Schema,
+    Spec,
+    Str,
+    Tup,
+    register,
 )
 
 NAT = Int(0)
@@ -127,6 +143,14 @@ def _new_grammar(router: Any, data: dict) -> Any:
     return router._grammar_factory(out, router._log, router._tools)
 
 
+def _route_choice(i: int) -> Choice:
+    """A Harmony router's bound text / step / step_runs: one of the three kinds it bound."""
+    def pick(kind: str) -> Any:
+        return lambda o: getattr(o, f"_as_{kind}")[i]
+
+    return Choice({kind: pick(kind) for kind in ("content", "reasoning", "tool")})
+
+
 DIAGNOSTIC = Record(Diagnostic, {"code": NAME, "message": TEXT, "position": OPT_NAT, "text": OPT_TEXT})
 _MODES = Enum(CONTENT, REASONING, TOOL)
 
@@ -183,9 +207,9 @@ register(
         "_is_tool": Bool(),
         "_counts_as_reasoning": Bool(),
         "_open_pos": NAT,
-        "text": Choice({k: (lambda o, k=k: getattr(o, f"_as_{k}")[0]) for k in ("content", "reasoning", "tool")}),
-        "step": Choice({k: (lambda o, k=k: getattr(o, f"_as_{k}")[1]) for k in ("content", "reasoning", "tool")}),
-        "step_runs": Choice({k: (lambda o, k=k: getattr(o, f"_as_{k}")[2]) for k in ("content", "reasoning", "tool")}),
+        "text": _route_choice(0),
+        "step": _route_choice(1),
+        "step_runs": _route_choice(2),
     }, derived=frozenset({"_out", "_log", "_as_content", "_as_reasoning", "_as_tool"})),
     Schema("tags.decoder", (TagDecoder,), {
         "pos": NAT,

@@ -21,7 +21,11 @@ from ..tools.gemma import FunctionGemmaGrammar, Gemma4Grammar
 from ..tools.glm import GlmGrammar
 from ..tools.json_envelope import JsonEnvelopeGrammar, Llama3Grammar
 from ..tools.json_variants import (
-    CohereActionGrammar, InklingGrammar, InternLM2Grammar, JsonCallListGrammar, KeyedJsonEnvelopeGrammar,
+    CohereActionGrammar,
+    InklingGrammar,
+    InternLM2Grammar,
+    JsonCallListGrammar,
+    KeyedJsonEnvelopeGrammar,
 )
 from ..tools.kimi import KimiK2Grammar
 from ..tools.minimax_m3 import MiniMaxM3Grammar
@@ -34,15 +38,47 @@ from ..tools.shared import JsonArgsStream
 from ..tools.telechat import TeleChat4Grammar, TeleChatTagGrammar
 from ..tools.xml_call import MiniMaxM2Grammar, Qwen3CoderGrammar
 from ..tools.xml_elements import (
-    CALL_ATTRS, CALL_BODY, CALL_NAME, DONE, PARAM_ATTRS, PARAM_KEY, SEEK_CALL, SKIP_CALL, SYNTAX_TABLES, VALUE,
+    CALL_ATTRS,
+    CALL_BODY,
+    CALL_NAME,
+    DONE,
+    PARAM_ATTRS,
+    PARAM_KEY,
+    SEEK_CALL,
+    SKIP_CALL,
+    SYNTAX_TABLES,
+    VALUE,
     VALUE_OPEN,
 )
+from ..tools.xml_recent import (
+    DeepSeekV41Grammar,
+    HyV4Grammar,
+    K2HorizonGrammar,
+    MiniCPM5Grammar,
+    MuseAtemGrammar,
+    SolarOpen2Grammar,
+)
 from ..tools.xml_scan import StateTags
-from ..tools.xml_recent import DeepSeekV41Grammar, HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, MuseAtemGrammar, SolarOpen2Grammar
 from ..tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 from ..tools.xtml import KimiK3Grammar
 from .fields import (
-    Bool, Child, Choice, Context, Empty, Enum, Existing, Int, List, Opt, Pairs, Plain, Poly, Schema, Spec, Str, Tup,
+    Bool,
+    Child,
+    Choice,
+    Context,
+    Empty,
+    Enum,
+    Existing,
+    Int,
+    List,
+    Opt,
+    Pairs,
+    Plain,
+    Poly,
+    Schema,
+    Spec,
+    Str,
+    Tup,
     register,
 )
 from .schema_core import NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
@@ -138,7 +174,7 @@ _ENVELOPE_FIELDS = {
     "_verbatim": OPT_TEXTS,
     "_envelopes": NAT,
 }
-_ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set"})
+_ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set", "name_keys", "args_keys"})
 _GEMMA_FIELDS = {
     "_state": Int(0, 3), "_head": TEXTS, "_head_len": NAT, "_stack": List(Plain(1)), "_in_string": Bool(),
     "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(), "_maybe_quote": TEXT, "_emitted": TEXTS,
