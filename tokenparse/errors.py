@@ -96,10 +96,12 @@ class ParserStateError(TokenParseError, RuntimeError):
 
 
 class SnapshotError(TokenParseError, ValueError):
-    """A parser snapshot cannot be resumed: corrupt, from another format version, from
-    another model (profile, tokenizer or options), or carrying state tokenparse refuses to
-    build. ``reason`` is ``"corrupt"``, ``"version"``, ``"model"``, ``"unsafe"`` or
-    ``"unsupported"`` (a parser whose state cannot be captured)."""
+    """A parser snapshot cannot be made or resumed. ``reason``: ``"key"`` (no key, a key of
+    the wrong type or length, an unknown key id), ``"corrupt"`` (damaged, altered, another
+    key, or a value the schema refuses), ``"version"``, ``"model"`` (another profile,
+    tokenizer or options), ``"request"`` (other tools, tool choice or context),
+    ``"expired"`` (older than ``max_age``), ``"too_large"`` (over a size cap) or
+    ``"unsupported"`` (a parser whose state the snapshot schema does not describe)."""
 
     code = "snapshot"
 
