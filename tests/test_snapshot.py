@@ -242,7 +242,7 @@ def test_every_state_attribute_is_declared_in_the_schema(examples):
     """Live parsers of every profile, at every cut point: each attribute of each state object
     is in its class's schema, as a field or as derived (adding an attribute to a state class
     without declaring it fails here; ``parser.snapshot()`` refuses it too)."""
-    from tokenparse.snapshot.fields import Existing, attributes, schema_of
+    from tokenparse.snapshot.engine import Existing, attributes, schema_of
 
     seen_classes = set()
 

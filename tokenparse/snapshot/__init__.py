@@ -36,7 +36,8 @@ from typing import Any, Mapping
 
 from ..errors import SnapshotError
 from . import schema_core, schema_tools  # noqa: F401  # registers the schema
-from .fields import Context, dump, restore
+from .engine import dump, restore
+from .fields import Context
 from .fingerprint import model_fingerprint
 
 __all__ = ["snapshot_parser", "resume_parser", "SnapshotLimits", "FORMAT_VERSION", "MAGIC", "MIN_KEY_BYTES",

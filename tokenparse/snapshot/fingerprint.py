@@ -8,7 +8,7 @@ import weakref
 from array import array
 from typing import Any
 
-from .fields import attributes as _attributes
+from .engine import attributes as _attributes
 
 __all__ = ["model_fingerprint"]
 

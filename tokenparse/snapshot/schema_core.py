@@ -28,26 +28,8 @@ from ..routing.headers import HeaderNameCheck
 from ..routing.newlines import EdgeNewlines
 from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
-from .fields import (
-    Bool,
-    Bytes,
-    Child,
-    Choice,
-    Context,
-    Empty,
-    Enum,
-    Existing,
-    InstanceOnly,
-    Int,
-    List,
-    Opt,
-    Record,
-    Schema,
-    Spec,
-    Str,
-    Tup,
-    register,
-)
+from .engine import Child, Existing, InstanceOnly, Schema, register
+from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Record, Spec, Str, Tup
 
 NAT = Int(0)
 TEXT = Str()

@@ -61,26 +61,8 @@ from ..tools.xml_recent import (
 from ..tools.xml_scan import StateTags
 from ..tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 from ..tools.xtml import KimiK3Grammar
-from .fields import (
-    Bool,
-    Child,
-    Choice,
-    Context,
-    Empty,
-    Enum,
-    Existing,
-    Int,
-    List,
-    Opt,
-    Pairs,
-    Plain,
-    Poly,
-    Schema,
-    Spec,
-    Str,
-    Tup,
-    register,
-)
+from .engine import Child, Existing, Poly, Schema, register
+from .fields import Bool, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Plain, Spec, Str, Tup
 from .schema_core import NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
 
 _WIRING = frozenset({"_out", "_log", "_tools"})
