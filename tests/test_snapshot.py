@@ -271,3 +271,31 @@ def test_every_state_attribute_is_declared_in_the_schema(examples):
             walk(parser, name)
         parser.finish()
     assert len(seen_classes) > 30
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_every_cut_point_of_damaged_streams(examples, data):
+    """Streams with tokens dropped, repeated or moved (the recovery paths: held errors, stray
+    text, half-open calls) resume at every cut exactly as well."""
+    name = data.draw(st.sampled_from(sorted(examples)))
+    model, ids = examples[name]
+    ids = list(ids)
+    for _ in range(data.draw(st.integers(1, 4))):
+        i = data.draw(st.integers(0, len(ids) - 1))
+        if data.draw(st.booleans()):
+            del ids[i]
+        else:
+            ids.insert(i, ids[data.draw(st.integers(0, len(ids) - 1))])
+    steps = one_token_steps(ids)
+    expected, reference = uninterrupted(model, steps)
+    factory = _ids()
+    parser = model.parser(tools=OFFERED, id_factory=factory)
+    got = []
+    for step in steps:
+        parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=OFFERED, id_factory=factory)
+        got.append(parser.feed(step))
+    parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=OFFERED, id_factory=factory)
+    got.append(parser.finish())
+    assert [_dump(d) for d in got] == [_dump(d) for d in expected], name
+    assert parser.result() == reference.result() and parser.diagnostics == reference.diagnostics, name

@@ -66,7 +66,7 @@ class SnapshotLimits:
     max_bytes: int = 4 << 20
     max_size: int = 16 << 20
     max_items: int = 200_000
-    max_depth: int = 24
+    max_depth: int = 96
 
 
 DEFAULT_LIMITS = SnapshotLimits()

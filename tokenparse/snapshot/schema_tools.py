@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import SnapshotError
 from ..json.envelope import EnvelopeReader
+from ..json.errors import JsonLimitError, JsonStreamError
 from ..json.scanner import JsonValueScanner
 from ..json.scanner_cuts import STRING_STOP, STRING_STOP_LENIENT
 from ..limits import max_held_chars
@@ -28,6 +29,7 @@ from ..tools.json_variants import (
     KeyedJsonEnvelopeGrammar,
 )
 from ..tools.kimi import KimiK2Grammar
+from ..tools.minimax_m3 import MAX_DEPTH as M3_MAX_DEPTH
 from ..tools.minimax_m3 import MiniMaxM3Grammar
 from ..tools.mistral import MistralGrammar
 from ..tools.name_keyed import NameKeyedJsonGrammar
@@ -102,6 +104,66 @@ class ValueTags(Spec):
 
     def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
         return None if data is None else StateTags(tuple(self._tags.load(data, owner, ctx, where)))
+
+
+class StreamErrors(Spec):
+    """An envelope reader's recorded JSON errors (rebuilt with their constructors)."""
+
+    _kinds = {"stream": JsonStreamError, "limit": JsonLimitError}
+    _fields = {"reason": TEXT, "offset": Opt(_INT), "text": OPT_TEXT, "code": Opt(NAME), "position": OPT_NAT}
+
+    def dump(self, value: Any, owner: Any, ctx: Context, where: str) -> Any:
+        out = []
+        for error in value:
+            kind = next((k for k, cls in self._kinds.items() if type(error) is cls), None)
+            extra = set(vars(error)) - {"reason", "offset", "text", "code", "position", "message"}
+            if kind is None or extra or error.message != JsonStreamError(error.reason, offset=error.offset).message:
+                raise SnapshotError(f"cannot snapshot {where}: an error the schema does not describe", reason="unsupported")
+            out.append([kind, [spec.dump(vars(error).get(name), owner, ctx, where) for name, spec in self._fields.items()]])
+        return out
+
+    def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
+        if type(data) is not list or len(data) > 4096:
+            raise SnapshotError(f"snapshot field {where}: expected a list of errors")
+        out = []
+        for item in data:
+            if type(item) is not list or len(item) != 2 or item[0] not in self._kinds or type(item[1]) is not list \
+                    or len(item[1]) != len(self._fields):
+                raise SnapshotError(f"snapshot field {where}: expected an error")
+            reason, offset, text, code, position = (spec.load(v, owner, ctx, where) for spec, v in zip(self._fields.values(), item[1]))
+            error = self._kinds[item[0]](reason, offset=offset, text=text, code=code)
+            if position is not None:
+                error.located(position)
+            out.append(error)
+        return out
+
+
+class TreeNode(Spec):
+    """A MiniMax-M3 element being read: ``[tag, text parts, [(child tag, closed child), ...]]``
+    (closed children are nodes of the same shape), at most ``MAX_DEPTH`` deep."""
+
+    def __init__(self, depth: int = M3_MAX_DEPTH) -> None:
+        self.depth = depth
+
+    def dump(self, value: Any, owner: Any, ctx: Context, where: str, depth: int = 0) -> Any:
+        if type(value) is not list or len(value) != 3 or type(value[2]) is not list or depth > self.depth:
+            raise SnapshotError(f"cannot snapshot {where}: not an element node", reason="unsupported")
+        children = []
+        for child in value[2]:
+            if type(child) is not tuple or len(child) != 2:
+                raise SnapshotError(f"cannot snapshot {where}: not an element child", reason="unsupported")
+            children.append([NAME.dump(child[0], owner, ctx, where), self.dump(child[1], owner, ctx, where, depth + 1)])
+        return [NAME.dump(value[0], owner, ctx, where), TEXTS.dump(value[1], owner, ctx, where), children]
+
+    def load(self, data: Any, owner: Any, ctx: Context, where: str, depth: int = 0) -> Any:
+        if type(data) is not list or len(data) != 3 or type(data[2]) is not list or depth > self.depth:
+            raise SnapshotError(f"snapshot field {where}: expected an element node")
+        children = []
+        for child in data[2]:
+            if type(child) is not list or len(child) != 2:
+                raise SnapshotError(f"snapshot field {where}: expected an element child")
+            children.append((NAME.load(child[0], owner, ctx, where), self.load(child[1], owner, ctx, where, depth + 1)))
+        return [NAME.load(data[0], owner, ctx, where), TEXTS.load(data[1], owner, ctx, where), children]
 
 
 _XML_FIELDS = {
@@ -187,7 +249,7 @@ register(
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("gemma", (Gemma4Grammar, FunctionGemmaGrammar), _GEMMA_FIELDS, derived=frozenset({"_out", "_log"})),
     Schema("minimax_m3", (MiniMaxM3Grammar,), {
-        "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(Plain(3), max=256),
+        "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
         "_held": NAT, "_stray": TEXTS, "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
     }, derived=_WIRING),
     Schema("pythonic", (PythonicGrammar,), {
@@ -219,7 +281,7 @@ register(
         "_string_search": Choice({"none": lambda o: None, "stop": lambda o: o._stop.search}),
     }, derived=frozenset({"_max_depth"})),
     Schema("json.envelope_reader", (EnvelopeReader,), {
-        "errors": Empty(), "failed": Bool(), "failed_in_arguments": Bool(), "ignored": List(Tup((TEXT, TEXT))),
+        "errors": StreamErrors(), "failed": Bool(), "failed_in_arguments": Bool(), "ignored": List(Tup((TEXT, TEXT))),
         "args_written": Bool(), "rest_index": Int(-1), "rest_prefix": TEXT, "_state": Int(0, 11), "_in_array": Bool(),
         "_offset": NAT, "_value": Opt(Child(_scanner)), "_value_origin": NAT, "_role": Int(0, 5),
         "_streaming": Choice({"none": lambda o: None, "value": lambda o: o._value}),
