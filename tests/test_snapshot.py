@@ -299,3 +299,37 @@ def test_every_cut_point_of_damaged_streams(examples, data):
     got.append(parser.finish())
     assert [_dump(d) for d in got] == [_dump(d) for d in expected], name
     assert parser.result() == reference.result() and parser.diagnostics == reference.diagnostics, name
+
+
+def _cut_everywhere(model, ids, tools=OFFERED, **options):
+    reference = model.parser(tools, id_factory=_ids(), **options)
+    expected = [reference.feed([t]) for t in ids] + [reference.finish()]
+    factory = _ids()
+    parser = model.parser(tools, id_factory=factory, **options)
+    got = []
+    request = {"tools": tools, "tool_choice": options.get("tool_choice", "auto")}
+    for t in ids:
+        parser = model.resume(parser.snapshot(key=KEY), key=KEY, id_factory=factory, **request)
+        got.append(parser.feed([t]))
+    parser = model.resume(parser.snapshot(key=KEY), key=KEY, id_factory=factory, **request)
+    got.append(parser.finish())
+    assert [_dump(d) for d in got] == [_dump(d) for d in expected]
+    assert parser.result() == reference.result() and parser.diagnostics == reference.diagnostics
+    assert parser.strict == reference.strict
+
+
+def test_prompts_strict_mode_and_a_named_tool_choice(examples):
+    """The state a prompt leaves (a prefilled Harmony header or body, an open <think>) and the
+    parser's options survive every cut: the resumed parser is rebuilt with them."""
+    model, _ = examples["gpt-oss"]
+    enc, special = model.table.encode, model.table.id_of
+    start = [special("<|start|>")] + enc("assistant")
+    call = (enc(" to=functions.get_weather") + [special("<|channel|>")] + enc("commentary") + [special("<|message|>")]
+            + enc('{"location": "x"}') + [special("<|call|>")])
+    _cut_everywhere(model, call, prompt_token_ids=start)
+    _cut_everywhere(model, enc("Hi") + [special("<|end|>")],
+                    prompt_token_ids=start + [special("<|channel|>")] + enc("final") + [special("<|message|>")])
+    _cut_everywhere(model, call, tools=None, strict=True)
+    qwen, ids = examples["qwen3"]
+    _cut_everywhere(qwen, ids, prompt_token_ids=[qwen.table.id_of("<think>")])
+    _cut_everywhere(qwen, ids, tool_choice={"type": "function", "function": {"name": "add"}})
