@@ -434,15 +434,16 @@ def bench_snapshots(runs: int) -> None:
             parser = model.parser(keep_result=keep)
             for i in range(0, len(ids), 16):
                 parser.feed(ids[i : i + 16])
-            data = parser.snapshot()
-            model.resume(data)  # warm (fingerprint and index are built once per model)
+            key = b"benchmark-snapshot-key"
+            data = parser.snapshot(key=key)
+            model.resume(data, key=key)  # warm (the fingerprint is computed once per model)
             snap_t, resume_t = [], []
             for _ in range(runs):
                 t0 = time.process_time()
-                data = parser.snapshot()
+                data = parser.snapshot(key=key)
                 snap_t.append(time.process_time() - t0)
                 t0 = time.process_time()
-                model.resume(data)
+                model.resume(data, key=key)
                 resume_t.append(time.process_time() - t0)
             print(f"| {length:,} | {keep} | {len(data):,} | {statistics.median(snap_t) * 1e6:,.0f} | "
                   f"{statistics.median(resume_t) * 1e6:,.0f} |")

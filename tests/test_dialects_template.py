@@ -174,6 +174,7 @@ def test_model_folder_gives_its_template(tmp_path):
 
 
 def test_template_parser_resumes_from_a_snapshot_at_every_token():
+    KEY = b"template-test-key-0123"
     model = _model(WRAPPED)
     text = CASES[2][1]
     ids = encode(model.table, text, TAGS)
@@ -189,9 +190,9 @@ def test_template_parser_resumes_from_a_snapshot_at_every_token():
     parser = model.parser(tools=WEATHER_TOOLS, id_factory=factory)
     got = []
     for t in ids:
-        parser = model.resume(parser.snapshot(), id_factory=factory)
+        parser = model.resume(parser.snapshot(key=KEY), key=KEY, tools=WEATHER_TOOLS, id_factory=factory)
         got.append(parser.feed([t]))
-    got.append(model.resume(parser.snapshot(), id_factory=factory).finish())
+    got.append(model.resume(parser.snapshot(key=KEY), key=KEY, tools=WEATHER_TOOLS, id_factory=factory).finish())
     def dump(steps):
         return [[delta.model_dump() for delta in step] for step in steps]
 

@@ -112,7 +112,8 @@ def test_a_snapshot_taken_while_holding_resumes_the_same(encode_harmony):
     parser = model.parser(id_factory=lambda: "call_1")
     parser.feed(first + rest[:2])
     assert parser._decoder._held
-    resumed = model.resume(parser.snapshot(), id_factory=lambda: "call_1")
+    key = b"harmony-hold-test-key"
+    resumed = model.resume(parser.snapshot(key=key), key=key, id_factory=lambda: "call_1")
     resumed.feed(rest[2:])
     resumed.finish()
     assert resumed.result().model_dump() == expected[1]

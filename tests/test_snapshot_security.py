@@ -1,20 +1,46 @@
-"""Snapshots from an attacker: nothing outside tokenparse's state classes is ever built or called.
+"""Snapshots from an attacker: data that names code is refused, a leaked key still gives no
+code execution, no change to the model's shared state and no call to a tool the request did
+not offer; bombs are refused within a memory bound; keys, request binding and age are checked.
 
-The digest of an unkeyed snapshot only catches corruption (anyone can recompute it), so each
-malicious payload here is wrapped in a correctly digested envelope with the right model
-fingerprint: what refuses it is the reader itself.
+Each crafted payload is sealed with the right key (as if the key had leaked), so what refuses
+it is the reader itself, not the MAC.
 """
 from __future__ import annotations
 
+import copy
+import hashlib
+import hmac
+import itertools
+import json
 import os
 import pickle
+import sys
+import tracemalloc
 import zlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_adapters_dialects import OFFERED, load_example
 
 import tokenparse
 from tokenparse import SnapshotError
 from tokenparse import snapshot as snap
+from tokenparse.dialects import DIALECTS
+from tokenparse.dialects_file import GRAMMARS
+from tokenparse.snapshot import engine as snap_engine
+from tokenparse.snapshot import fields as snap_fields
+
+KEY = b"an-attacker-knows-this-key"
+TEXT = (
+    "<|channel|>analysis<|message|>Weather in Tokyo; call the tool.<|end|>"
+    "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>"
+    '{"location": "Tokyo"}<|call|>'
+    "<|start|>assistant<|channel|>commentary to=functions.delete_all <|constrain|>json<|message|>"
+    '{"path": "/"}<|call|>'
+    "<|start|>assistant<|channel|>final<|message|>It is sunny.<|return|>"
+)
+NAMES = {t["function"]["name"] for t in OFFERED}
 
 
 @pytest.fixture(scope="module")
@@ -22,107 +48,353 @@ def model():
     return tokenparse.load("gpt-oss")
 
 
-def envelope(model, plain: bytes) -> bytes:
-    """A snapshot whose header, fingerprint and digest are valid, around ``plain``."""
-    good = model.parser().snapshot()
-    head = good[: snap._HEADER - 16]
-    payload = zlib.compress(plain)
-    return head + snap._digest(head, payload, None) + payload
+@pytest.fixture(scope="module")
+def ids(encode_harmony):
+    return encode_harmony(TEXT)
 
 
-def records_of(model):
-    good = model.parser().snapshot()
-    return pickle.loads(zlib.decompress(good[snap._HEADER :]))
+def unseal(data: bytes) -> tuple[bytes, dict]:
+    """(header fields after the key id, payload state) of a valid snapshot."""
+    kid_len = data[7]
+    start = 8 + kid_len
+    fixed = data[start : start + snap._FIXED.size]
+    payload = data[start + snap._FIXED.size + 32 :]
+    return fixed, json.loads(zlib.decompress(payload))
 
 
-class _Boom:
-    def __init__(self, path):
-        self.path = path
-
-    def __reduce__(self):
-        return (os.system, (f"touch {self.path}",))
+def seal(fixed: bytes, payload: bytes, key: bytes = KEY, kid: bytes = b"") -> bytes:
+    head = snap.MAGIC + bytes([snap.FORMAT_VERSION, len(kid)]) + kid + fixed
+    return head + hmac.new(key, head + payload, hashlib.sha256).digest() + payload
 
 
-def test_a_pickle_that_runs_a_command_is_refused(model, tmp_path):
+def reseal(data: bytes, state: dict) -> bytes:
+    fixed, _ = unseal(data)
+    return seal(fixed, zlib.compress(json.dumps(state).encode("utf-8", "surrogatepass")))
+
+
+def parser_at(model, ids, cut, **options):
+    parser = model.parser(tools=OFFERED, **options)
+    parser.feed(ids[:cut])
+    return parser
+
+
+def shared_state(model):
+    """What every request on this model and process shares: the model's own objects (caches
+    aside, they only grow by memoising), the registries, the process's environment."""
+    from tokenparse.snapshot.fingerprint import _fingerprint
+
+    return (_fingerprint(model), dict(GRAMMARS), dict(DIALECTS), dict(os.environ),
+            {name: id(module) for name, module in list(sys.modules.items())})
+
+
+def assert_unchanged(model, before):
+    """Nothing shared changed; modules may only have been added (a lazy import on a code path
+    used for the first time), never replaced or removed."""
+    after = shared_state(model)
+    assert after[:4] == before[:4]
+    assert all(after[4].get(name) == ident for name, ident in before[4].items())
+
+
+def fresh_outcome(model, ids):
+    counter = itertools.count()
+    return model.parse(ids, tools=OFFERED).model_dump(exclude={"tool_calls": {"__all__": {"id"}}}), counter
+
+
+# -- every record kind of the object-graph format, now refused --------------------------------
+
+
+def test_a_format_1_object_graph_is_refused(model, tmp_path):
     marker = tmp_path / "pwned"
-    evil = pickle.dumps(_Boom(marker))
-    assert b"system" in evil
-    with pytest.raises(SnapshotError) as info:
-        model.resume(envelope(model, evil))
-    assert info.value.reason == "unsafe"
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    good = model.parser().snapshot(key=KEY)
+    fixed, _ = unseal(good)
+    for plain in (pickle.dumps(Boom()), pickle.dumps(((0,), [("G", "os", "system")]))):
+        head = b"TPSNAP" + bytes([1, 0]) + fixed[8:24] + hashlib.blake2b(digest_size=16).digest()
+        with pytest.raises(SnapshotError) as info:
+            model.resume(head + zlib.compress(plain), key=KEY)
+        assert info.value.reason == "version"
+        # and sealed as version 2: the payload must be JSON, pickle is never read
+        with pytest.raises(SnapshotError) as info:
+            model.resume(seal(fixed, zlib.compress(plain)), key=KEY)
+        assert info.value.reason == "corrupt"
     assert not marker.exists()
-    # the same payload is refused however it is named: REDUCE on builtins.eval, getattr chains
-    for payload in (
-        pickle.dumps(eval),
-        b"cbuiltins\ngetattr\n(cbuiltins\nobject\nS'__subclasses__'\ntR.",
-        b"ctokenparse.cli\nmain\n(tR.",
-    ):
-        with pytest.raises(SnapshotError) as info:
-            model.resume(envelope(model, payload))
-        assert info.value.reason == "unsafe"
 
 
-@pytest.mark.parametrize(
-    "record",
-    [
-        ("G", "os", "system"),  # not tokenparse
-        ("G", "builtins", "eval"),
-        ("G", "tokenparse.cli", "main"),  # tokenparse, but a module that does I/O
-        ("G", "tokenparse.batch", "parse_batch"),
-        ("G", "tokenparse.tokenizers.loaders", "load_table"),
-        ("G", "tokenparse.channels.harmony", "re"),  # a module object
-        ("G", "tokenparse.channels.harmony", "re.compile"),  # a function of another module
-        ("G", "tokenparse.api", "load.__globals__"),
-        ("G", "tokenparse.api", "Model.__subclasses__"),
-        ("BM", "abc", "__class__"),
-        ("BM", ["x"], "__reduce_ex__"),
-    ],
+def _edits():
+    """One crafted edit per record kind of the old format (and what it reached)."""
+    return {
+        # G: globals walked by qualified name into os.environ, sys.modules, registries
+        "G os.environ": lambda s: s["parser"]["_decoder"].update({"_sink": {"@": "G", "m": "tokenparse.api", "q": "os.environ"}}),
+        "G sys.modules": lambda s: s["parser"].update({"_log": ["G", "tokenparse.snapshot", "sys.modules"]}),
+        "G registry": lambda s: s["parser"]["_decoder"].update({"state": ["G", "tokenparse.dialects_file", "GRAMMARS"]}),
+        # M: a tokenparse function bound to an arbitrary object
+        "M method": lambda s: s["parser"]["_decoder"]["_sink"].update({"text": "tokenparse.dialects_file.profile_from_file"}),
+        "M unknown choice": lambda s: s["parser"]["_decoder"]["_sink"].update({"step": ["M", 0, 1]}),
+        # BM: builtin methods of shared dicts
+        "BM update": lambda s: s["parser"]["_decoder"].update({"_header_cache": ["BM", "update"]}),
+        "BM clear": lambda s: s["parser"]["_decoder"]["_sink"].update({"text": "clear"}),
+        "BM setdefault": lambda s: s["parser"]["_assembler"].update({"_new_id": "setdefault"}),
+        "BM pop": lambda s: s["parser"]["_decoder"].update({"_piece_at": "pop"}),
+        # attribute assignment shadowing methods / dunders
+        "shadow feed": lambda s: s["parser"].update({"feed": "x"}),
+        "shadow finish": lambda s: s["parser"]["_assembler"].update({"finish": None}),
+        "dunder class": lambda s: s["parser"].update({"__class__": "tokenparse.cli.main"}),
+        "dunder dict": lambda s: s["parser"]["_log"].update({"__dict__": {}}),
+        # R: regexes compiled from data
+        "R pattern": lambda s: s["parser"]["_decoder"].update({"_silent": ["R", "(a+)+$", 0]}),
+        # X: paths into the model
+        "X model path": lambda s: s["parser"]["_decoder"].update({"_t": ["X", ["dialect", "tokens"]]}),
+        "X table": lambda s: s["parser"]["_decoder"].update({"_table": ["X", ["table"]]}),
+        # tags that are not in the closed table, or another class's tag
+        "unknown tag": lambda s: s["parser"]["_decoder"].update({"@": "os.system"}),
+        "other tag": lambda s: s["parser"]["_decoder"].update({"@": "tags.decoder"}),
+        "missing field": lambda s: s["parser"]["_decoder"].pop("pos"),
+        # values of the wrong type or out of bounds
+        "state not an enum": lambda s: s["parser"].update({"state": "PWNED"}),
+        "negative position": lambda s: s["parser"]["_decoder"].update({"pos": -1}),
+        "float": lambda s: s["parser"]["_decoder"].update({"pos": 1.5}),
+        "bytes out of range": lambda s: s["parser"]["_decoder"]["_utf8"].update({"held": "\u0100"}),
+        "options": lambda s: s.update({"keep": "yes"}),
+    }
+
+
+@pytest.mark.parametrize("label", sorted(_edits()))
+def test_crafted_records_are_refused(model, ids, label, tmp_path):
+    before = shared_state(model)
+    expected, _ = fresh_outcome(model, ids)
+    data = parser_at(model, ids, 20).snapshot(key=KEY)
+    _, state = unseal(data)
+    _edits()[label](state)
+    with pytest.raises(SnapshotError) as info:
+        model.resume(reseal(data, state), key=KEY, tools=OFFERED)
+    assert info.value.reason == "corrupt", label
+    assert_unchanged(model, before)
+    assert fresh_outcome(model, ids)[0] == expected
+
+
+def test_a_leaked_key_cannot_forge_a_call_to_a_tool_not_offered(model, ids, encode_harmony):
+    """The open call's name is edited to a tool the request did not offer: refused. A header
+    edited to name it instead only reaches the assembler's filter (built from resume's tools)."""
+    start = TEXT.index('{"location"')
+    cut = len(encode_harmony(TEXT[:start])) + 2
+    parser = parser_at(model, ids, cut)
+    data = parser.snapshot(key=KEY)
+    _, state = unseal(data)
+    assert state["parser"]["_assembler"]["_calls"][0]["name"] == "get_weather"
+    state["parser"]["_assembler"]["_calls"][0]["name"] = "delete_all"
+    with pytest.raises(SnapshotError) as info:
+        model.resume(reseal(data, state), key=KEY, tools=OFFERED)
+    assert info.value.reason == "request"
+    # a header that names delete_all, resumed: the call is dropped, a diagnostic says so
+    header_cut = len(encode_harmony(TEXT[: TEXT.index("get_weather")])) + 1
+    parser = parser_at(model, ids, header_cut)
+    data = parser.snapshot(key=KEY)
+    _, state = unseal(data)
+    parts = state["parser"]["_decoder"]["_hdr_parts"]
+    parts[1] = [" to=functions.delete_all"]
+    resumed = model.resume(reseal(data, state), key=KEY, tools=OFFERED)
+    deltas = resumed.feed(ids[header_cut:]) + resumed.finish()
+    names = {c.function.name for d in deltas for c in d.tool_calls if c.function and c.function.name}
+    assert names <= NAMES
+
+
+# -- mutation fuzzing with the right key ---------------------------------------------------------
+
+_PROFILES = ("gpt-oss", "qwen3", "qwen3-coder", "deepseek-v3.1", "kimi-k2", "pythonic", "mistral", "glm-4.5")
+
+
+@pytest.fixture(scope="module")
+def corpus(ids, model):
+    """(model, ids, cut, valid snapshot) for several profiles and cut points."""
+    out = []
+    for name in _PROFILES:
+        m, i = (model, ids) if name == "gpt-oss" else load_example(name)
+        for cut in sorted({1, len(i) // 4, len(i) // 2, 3 * len(i) // 4, len(i) - 1}):
+            out.append((name, m, i, cut, parser_at(m, i, cut).snapshot(key=KEY)))
+    return out
+
+
+def _paths(value, path=()):
+    yield path
+    if type(value) is dict:
+        for k, v in value.items():
+            yield from _paths(v, path + (k,))
+    elif type(value) is list:
+        for k, v in enumerate(value):
+            yield from _paths(v, path + (k,))
+
+
+_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=40),
+    st.sampled_from(["content", "reasoning", "tool", "HEADER", "CONTENT", "grammar", "pending", "value", "schema",
+                     "f", "b", "xml", "json.envelope", "update", "__class__", "os.system"]),
+    st.lists(st.one_of(st.integers(-3, 300), st.text(max_size=8), st.none()), max_size=5),
+    st.dictionaries(st.sampled_from(["@", "pos", "state", "_held", "x"]), st.integers(0, 5), max_size=3),
 )
-def test_records_naming_anything_else_are_refused(model, record):
-    root, records = records_of(model)
-    kind = record[0]
-    if kind == "BM":
-        records.append(("L", [record[1]]) if isinstance(record[1], list) else ("T", [record[1]]))
-        records.append(("BM", (len(records) - 1,), record[2]))
-    else:
-        records.append(record)
-    # point the parser's first attribute at the new record
-    parser_record = records[root[0]]
-    parser_record[2][1] = (len(records) - 1,)
-    with pytest.raises(SnapshotError) as info:
-        model.resume(envelope(model, pickle.dumps((root, records), protocol=5)))
-    assert info.value.reason in ("unsafe", "version")
 
 
-def test_dunder_attributes_and_foreign_classes_are_refused(model):
-    root, records = records_of(model)
-    parser_record = records[root[0]]
-    records[root[0]] = ("O", parser_record[1], ["__class__", parser_record[2][1]])
-    with pytest.raises(SnapshotError) as info:
-        model.resume(envelope(model, pickle.dumps((root, records), protocol=5)))
-    assert info.value.reason == "unsafe"
-    root, records = records_of(model)
-    records.append(("G", "collections", "OrderedDict"))
-    records.append(("O", (len(records) - 1,), []))
-    records[root[0]][2][1] = (len(records) - 1,)
-    with pytest.raises(SnapshotError) as info:
-        model.resume(envelope(model, pickle.dumps((root, records), protocol=5)))
-    assert info.value.reason == "unsafe"
-
-
-def test_malformed_records_are_corrupt_not_crashes(model):
-    for payload in ((1, []), ((0,), [("Q", 1)]), ((5,), []), ((0,), [("L", [(9,)])]), "text", ((0,), [("T", [(0,)])])):
-        with pytest.raises(SnapshotError) as info:
-            model.resume(envelope(model, pickle.dumps(payload, protocol=5)))
-        assert info.value.reason == "corrupt", payload
-
-
-def test_a_snapshot_cannot_be_made_of_foreign_state(model):
-    parser = model.parser()
-    parser._foreign = open(os.devnull)  # state tokenparse does not own
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_snapshots_resealed_with_the_key(corpus, data):
+    name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
+    _, state = unseal(good)
+    mutated = copy.deepcopy(state)
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = [p for p in _paths(mutated) if p]
+        path = data.draw(st.sampled_from(paths))
+        parent = mutated
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["set", "delete", "dup"]))
+        if action == "delete" and type(parent) is dict:
+            del parent[path[-1]]
+        elif action == "dup" and type(parent) is list:
+            parent.insert(path[-1], copy.deepcopy(parent[path[-1]]))
+        else:
+            parent[path[-1]] = data.draw(_VALUES)
+    before = shared_state(model)
     try:
-        with pytest.raises(SnapshotError, match="cannot snapshot") as info:
-            parser.snapshot()
-        assert info.value.reason == "unsupported"
+        parser = model.resume(reseal(good, mutated), key=KEY, tools=OFFERED)
+    except SnapshotError:
+        parser = None
+    if parser is not None:
+        deltas = []
+        try:
+            deltas += parser.feed(ids[cut:])
+            deltas += parser.finish()
+        except tokenparse.TokenParseError:
+            pass
+        except (AttributeError, TypeError, IndexError, KeyError, ValueError, AssertionError, RecursionError):
+            pass  # an inconsistent but well-typed state may break this one stream: never the others
+        names = {c.function.name for d in deltas for c in d.tool_calls if c.function and c.function.name}
+        assert names <= NAMES, (name, names)
+    assert_unchanged(model, before)
+    reference = model.parser(tools=OFFERED)
+    again = reference.feed(ids) + reference.finish()
+    assert {c.function.name for d in again for c in d.tool_calls if c.function and c.function.name} <= NAMES
+
+
+# -- bombs and caps ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["zlib bomb", "deep nesting", "many items", "long compressed"])
+def test_bombs_are_refused_within_a_memory_bound(model, kind):
+    fixed, _ = unseal(model.parser().snapshot(key=KEY))
+    if kind == "zlib bomb":
+        payload = zlib.compress(b" " * (400 << 20), 9)  # 400 MiB of spaces in ~400 KiB
+    elif kind == "deep nesting":
+        payload = zlib.compress(b"[" * 5_000_000 + b"]" * 5_000_000, 9)
+    elif kind == "many items":
+        payload = zlib.compress(b"[" + b"[]," * 3_000_000 + b"[]]", 9)
+    else:
+        payload = os.urandom(snap.DEFAULT_LIMITS.max_bytes + 1)
+    data = seal(fixed, payload)
+    tracemalloc.start()
+    try:
+        with pytest.raises(SnapshotError) as info:
+            model.resume(data, key=KEY)
+        peak = tracemalloc.get_traced_memory()[1]
     finally:
-        parser._foreign.close()
+        tracemalloc.stop()
+    assert info.value.reason == "too_large", kind
+    assert peak < 3 * snap.DEFAULT_LIMITS.max_size + len(data) + (8 << 20), (kind, peak)
+
+
+def test_limits_can_be_lowered(model, ids):
+    data = parser_at(model, ids, 30).snapshot(key=KEY)
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key=KEY, tools=OFFERED, limits=snap.SnapshotLimits(max_size=64))
+    assert info.value.reason == "too_large"
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key=KEY, tools=OFFERED, limits=snap.SnapshotLimits(max_items=5))
+    assert info.value.reason == "too_large"
+
+
+# -- keys, request binding, age -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bad", [None, b"", b"short", b"x" * 15, b"x" * (snap.MAX_KEY_BYTES + 1), "a str key of 16+ chars", 42])
+def test_bad_keys_are_refused_on_both_sides(model, bad):
+    with pytest.raises(SnapshotError) as info:
+        model.parser().snapshot(key=bad)
+    assert info.value.reason == "key"
+    data = model.parser().snapshot(key=KEY)
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key=bad)
+    assert info.value.reason == "key"
+
+
+def test_a_wrong_key_is_refused(model):
+    data = model.parser().snapshot(key=KEY)
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key=b"another key of the same length!")
+    assert info.value.reason == "corrupt"
+
+
+def test_key_rotation(model, ids):
+    old, new = b"old-key-0123456789abcdef", b"new-key-0123456789abcdef"
+    data = parser_at(model, ids, 30).snapshot(key=new, key_id="2026-12")
+    resumed = model.resume(data, key={"2026-11": old, "2026-12": new}, tools=OFFERED)
+    assert resumed.feed(ids[30:]) + resumed.finish()
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key={"2026-11": old}, tools=OFFERED)
+    assert info.value.reason == "key"
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key={"2026-12": old}, tools=OFFERED)
+    assert info.value.reason == "corrupt"
+    with pytest.raises(SnapshotError) as info:
+        model.parser().snapshot(key=new, key_id="x" * 65)
+    assert info.value.reason == "key"
+
+
+def test_replay_into_another_request_is_refused(model, ids):
+    data = parser_at(model, ids, 30).snapshot(key=KEY, context=b"request-1")
+    model.resume(data, key=KEY, tools=OFFERED, context=b"request-1")  # the same request: fine
+    others = {
+        "no tools": {"tools": None, "context": b"request-1"},
+        "fewer tools": {"tools": OFFERED[:1], "context": b"request-1"},
+        "more tools": {"tools": OFFERED + [{"type": "function", "function": {"name": "delete_all"}}],
+                       "context": b"request-1"},
+        "other choice": {"tools": OFFERED, "tool_choice": "required", "context": b"request-1"},
+        "other context": {"tools": OFFERED, "context": b"request-2"},
+        "no context": {"tools": OFFERED},
+    }
+    for label, request in others.items():
+        with pytest.raises(SnapshotError) as info:
+            model.resume(data, key=KEY, **request)
+        assert info.value.reason == "request", label
+
+
+def test_expired_snapshots_are_refused(model, ids, monkeypatch):
+    monkeypatch.setattr(snap, "now", lambda: 1_000_000.0)
+    data = parser_at(model, ids, 30).snapshot(key=KEY)
+    monkeypatch.setattr(snap, "now", lambda: 1_000_090.0)
+    model.resume(data, key=KEY, tools=OFFERED, max_age=120)
+    model.resume(data, key=KEY, tools=OFFERED)  # no max_age: no limit
+    with pytest.raises(SnapshotError) as info:
+        model.resume(data, key=KEY, tools=OFFERED, max_age=60)
+    assert info.value.reason == "expired"
+
+
+def test_registries_are_read_only():
+    from tokenparse.dialects_more import ENGINE_ALIASES, MORE_ALIASES, MORE_DIALECTS
+
+    for registry in (GRAMMARS, DIALECTS, MORE_DIALECTS, MORE_ALIASES, ENGINE_ALIASES):
+        with pytest.raises(TypeError):
+            registry["x"] = None  # type: ignore[index]
+        assert not hasattr(registry, "update")
+
+
+def test_the_schema_names_no_code():
+    """Every tag and field name is fixed in code; the engine never looks a name up from data."""
+    import inspect
+
+    source = inspect.getsource(snap_fields) + inspect.getsource(snap_engine) + inspect.getsource(snap)
+    for forbidden in ("import_module", "__import__", "pickle", "eval(", "exec("):
+        assert forbidden not in source, forbidden
+    for schema in snap_engine.all_schemas():
+        assert all(name.isidentifier() for name in schema.fields)

@@ -139,11 +139,30 @@ class Model:
         return parse_batch(self, rows, tools, prompts, tool_choice=tool_choice, strict=strict,
                            finish_reason=finish_reason, workers=workers)
 
-    def resume(self, snapshot: bytes, *, key: bytes | None = None, id_factory: Any = None) -> Parser:
-        """A parser continuing where ``parser.snapshot()`` left off (see :mod:`tokenparse.snapshot`)."""
+    def resume(
+        self,
+        snapshot: bytes,
+        *,
+        key: Any = None,
+        tools: Iterable[Any] | None = None,
+        tool_choice: Any = "auto",
+        context: bytes | str | None = None,
+        max_age: float | None = None,
+        id_factory: Any = None,
+        limits: Any = None,
+    ) -> Parser:
+        """A parser continuing where ``parser.snapshot(key=...)`` left off (see :mod:`tokenparse.snapshot`).
+
+        ``key``: the key the snapshot was made with (bytes), or ``{key_id: key}`` for key
+        rotation. ``tools`` / ``tool_choice`` / ``context``: the request's, as given to the
+        parser that was snapshotted (else ``SnapshotError``, ``reason="request"``); the
+        resumed parser's tool filter comes from these. ``max_age``: seconds (``reason="expired"``).
+        ``limits``: a :class:`tokenparse.snapshot.SnapshotLimits` (``reason="too_large"``).
+        """
         from .snapshot import resume_parser
 
-        return resume_parser(self, snapshot, key=key, id_factory=id_factory)
+        return resume_parser(self, snapshot, key=key, tools=tools, tool_choice=tool_choice, context=context,
+                             max_age=max_age, id_factory=id_factory, limits=limits)
 
     def segments(
         self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
@@ -371,11 +390,13 @@ class Parser:
 
     # -- streaming JSON views ----------------------------------------------------------------
 
-    def snapshot(self, *, key: bytes | None = None) -> bytes:
-        """This parser's state as bytes; ``model.resume(data)`` continues it (any process)."""
+    def snapshot(self, *, key: bytes | None = None, key_id: str = "", context: bytes | str | None = None) -> bytes:
+        """This parser's state as bytes, authenticated with ``key`` (16 bytes or more) and
+        bound to this request's tools and ``context``; ``model.resume(data, key=..., tools=...)``
+        continues it in any process (see :mod:`tokenparse.snapshot`)."""
         from .snapshot import snapshot_parser
 
-        return snapshot_parser(self, key=key)
+        return snapshot_parser(self, key=key, key_id=key_id, context=context)
 
     def tool_call_json(self, index: int) -> PartialJson:
         """A :class:`tokenparse.json.PartialJson` over tool call ``index``'s arguments so far.

@@ -7,6 +7,8 @@ default) the same conditions are recorded as :class:`Diagnostic` values instead 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Mapping
 
 __all__ = [
     "TokenParseError",
@@ -94,10 +96,12 @@ class ParserStateError(TokenParseError, RuntimeError):
 
 
 class SnapshotError(TokenParseError, ValueError):
-    """A parser snapshot cannot be resumed: corrupt, from another format version, from
-    another model (profile, tokenizer or options), or carrying state tokenparse refuses to
-    build. ``reason`` is ``"corrupt"``, ``"version"``, ``"model"``, ``"unsafe"`` or
-    ``"unsupported"`` (a parser whose state cannot be captured)."""
+    """A parser snapshot cannot be made or resumed. ``reason``: ``"key"`` (no key, a key of
+    the wrong type or length, an unknown key id), ``"corrupt"`` (damaged, altered, another
+    key, or a value the schema refuses), ``"version"``, ``"model"`` (another profile,
+    tokenizer or options), ``"request"`` (other tools, tool choice or context),
+    ``"expired"`` (older than ``max_age``), ``"too_large"`` (over a size cap) or
+    ``"unsupported"`` (a parser whose state the snapshot schema does not describe)."""
 
     code = "snapshot"
 
@@ -125,12 +129,12 @@ class Diagnostic:
         return cls(self.message, position=self.position, code=self.code)
 
 
-_ERRORS_BY_CODE: dict[str, type[TokenParseError]] = {
+_ERRORS_BY_CODE: Mapping[str, type[TokenParseError]] = MappingProxyType({
     InvalidTokenError.code: InvalidTokenError,
     BufferLimitError.code: BufferLimitError,
     ToolCallError.code: ToolCallError,
     "unknown_tool": ToolCallError,
-}
+})  # read-only: a registry nothing can change at run time
 
 
 class DialectSpecError(TokenParseError, ValueError):

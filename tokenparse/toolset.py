@@ -19,16 +19,20 @@ class ToolSet:
     ``tool_choice="none"`` drops every call; a named choice accepts only that name.
     """
 
-    __slots__ = ("_schemas", "_filter", "choice")
+    __slots__ = ("_schemas", "_filter", "choice", "given")
 
     def __init__(self, tools: Iterable[Any] | None = None, tool_choice: ToolChoice | None = "auto") -> None:
         self._schemas: dict[str, dict[str, Any]] = {}
         self._filter: frozenset[str] | None = None
         self.choice = tool_choice
+        #: the tools as the request gave them (``None``: no tools list), read by snapshots
+        #: to bind a snapshot to its request
+        self.given: tuple[Any, ...] | None = None
         if tools is not None:
             if isinstance(tools, (str, bytes, Mapping)) or not hasattr(tools, "__iter__"):
                 raise ToolSchemaError(f"tools must be a list of tool definitions, got {type(tools).__name__}")
-            for tool in tools:
+            self.given = tuple(tools)
+            for tool in self.given:
                 name, params = _name_and_parameters(tool)
                 self._schemas[name] = params
             self._filter = frozenset(self._schemas)

@@ -36,6 +36,7 @@ import functools
 import importlib
 import json
 import os
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, cast
 
 from ..core import Dialect
@@ -46,7 +47,7 @@ from .profile import Profile
 __all__ = ["GRAMMARS", "dialect_from_spec", "dialect_from_file", "profile_from_file", "is_dialect_file"]
 
 #: grammar name -> (module, class, markers the dialect declares for it, what it reads)
-GRAMMARS: dict[str, tuple[str, str, str | None, str]] = {
+GRAMMARS: Mapping[str, tuple[str, str, str | None, str]] = MappingProxyType({
     "json": ("tokenparse.tools.json_variants", "KeyedJsonEnvelopeGrammar", None,
              '{"name": N, "arguments": {...}} envelopes, or a JSON array of them'),
     "llama3-json": ("tokenparse.tools.json_envelope", "Llama3Grammar", None,
@@ -61,7 +62,7 @@ GRAMMARS: dict[str, tuple[str, str, str | None, str]] = {
     "mistral": ("tokenparse.tools.mistral", "MistralGrammar", None, "N[ARGS]{...} or a JSON array"),
     "internlm2": ("tokenparse.tools.json_variants", "InternLM2Grammar", None,
                   '<|plugin|>{"name": N, "parameters": {...}}'),
-}
+})  # read-only: a registry nothing can change at run time
 
 _TOP_KEYS = {"name", "description", "start", "reasoning", "tools", "text_tags", "optional", "wrappers"}
 _REASONING_KEYS = {"open", "close"}
@@ -138,10 +139,12 @@ def dialect_from_spec(spec: Any) -> TagDialect:
         _no_unknown(t_spec, _TOOLS_KEYS, "tools.")
         fields["tool_open"] = _string(t_spec, "open", "tools.open", required=True)
         fields["tool_close"] = _string(t_spec, "close", "tools.close")
-        grammar_name = _string(t_spec, "grammar", "tools.grammar", required=True)
+        grammar_name = cast(str, _string(t_spec, "grammar", "tools.grammar", required=True))
         if grammar_name not in GRAMMARS:
             raise DialectSpecError("tools.grammar", f"unknown grammar {grammar_name!r}; known: {', '.join(GRAMMARS)}")
         module_name, class_name, markers_name, _ = GRAMMARS[grammar_name]
+        if not module_name.startswith("tokenparse.tools."):  # GRAMMARS is read-only; stay defensive
+            raise DialectSpecError("tools.grammar", f"grammar {grammar_name!r} is not a tokenparse grammar")
         module = importlib.import_module(module_name)
         grammar: Any = getattr(module, class_name)
         name_keys = _string_list(t_spec, "name_keys", "tools.name_keys")

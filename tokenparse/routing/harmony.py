@@ -49,7 +49,7 @@ class HarmonyRouter:
         # ``step_runs`` (an assembler's; None for a sink without them) are ``text`` and the
         # end of the step in one call: a body step's text and IDs -> its deltas or runs
         # (api.Parser.feed). Bound once per kind (a lookup per segment instead costs ~3k
-        # instructions per message boundary; the snapshot carries these ~180 bytes)
+        # instructions per message boundary; a snapshot writes only which kind is bound)
         self._as_content, self._as_reasoning, self._as_tool = (
             (getattr(out, kind), getattr(out, kind + "_step", None), getattr(out, kind + "_step_runs", None))
             for kind in ("content", "reasoning", "tool_args"))
