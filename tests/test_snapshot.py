@@ -243,7 +243,9 @@ def test_every_state_attribute_is_declared_in_the_schema(examples):
     is in its class's schema, as a field or as derived (adding an attribute to a state class
     without declaring it fails here; ``parser.snapshot()`` refuses it too)."""
     from tokenparse.snapshot.engine import Existing, attributes, schema_of
+    from tokenparse.snapshot.schema_core import register_parser
 
+    register_parser(tokenparse.Parser)
     seen_classes = set()
 
     def walk(obj, path):

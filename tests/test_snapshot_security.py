@@ -27,7 +27,7 @@ import tokenparse
 from tokenparse import SnapshotError
 from tokenparse import snapshot as snap
 from tokenparse.dialects import DIALECTS
-from tokenparse.dialects_file import GRAMMARS
+from tokenparse.dialects.file import GRAMMARS
 from tokenparse.snapshot import engine as snap_engine
 from tokenparse.snapshot import fields as snap_fields
 
@@ -130,9 +130,9 @@ def _edits():
         # G: globals walked by qualified name into os.environ, sys.modules, registries
         "G os.environ": lambda s: s["parser"]["_decoder"].update({"_sink": {"@": "G", "m": "tokenparse.api", "q": "os.environ"}}),
         "G sys.modules": lambda s: s["parser"].update({"_log": ["G", "tokenparse.snapshot", "sys.modules"]}),
-        "G registry": lambda s: s["parser"]["_decoder"].update({"state": ["G", "tokenparse.dialects_file", "GRAMMARS"]}),
+        "G registry": lambda s: s["parser"]["_decoder"].update({"state": ["G", "tokenparse.dialects.file", "GRAMMARS"]}),
         # M: a tokenparse function bound to an arbitrary object
-        "M method": lambda s: s["parser"]["_decoder"]["_sink"].update({"text": "tokenparse.dialects_file.profile_from_file"}),
+        "M method": lambda s: s["parser"]["_decoder"]["_sink"].update({"text": "tokenparse.dialects.file.profile_from_file"}),
         "M unknown choice": lambda s: s["parser"]["_decoder"]["_sink"].update({"step": ["M", 0, 1]}),
         # BM: builtin methods of shared dicts
         "BM update": lambda s: s["parser"]["_decoder"].update({"_header_cache": ["BM", "update"]}),
@@ -381,9 +381,10 @@ def test_expired_snapshots_are_refused(model, ids, monkeypatch):
 
 
 def test_registries_are_read_only():
-    from tokenparse.dialects_more import ENGINE_ALIASES, MORE_ALIASES, MORE_DIALECTS
+    from tokenparse.dialects.registry import FAMILIES, builtin_profiles, text_tag_dialects
 
-    for registry in (GRAMMARS, DIALECTS, MORE_DIALECTS, MORE_ALIASES, ENGINE_ALIASES):
+    assert type(FAMILIES) is tuple and type(builtin_profiles()) is tuple
+    for registry in (GRAMMARS, DIALECTS, text_tag_dialects()):
         with pytest.raises(TypeError):
             registry["x"] = None  # type: ignore[index]
         assert not hasattr(registry, "update")

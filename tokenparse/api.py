@@ -226,6 +226,8 @@ class Parser:
     is given the decoder's sink to wrap; without one nothing changes.
     """
 
+    STATES = (_OPEN, _FINISHED, _ERROR)
+
     def __init__(
         self,
         model: Model,

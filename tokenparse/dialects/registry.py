@@ -8,7 +8,8 @@ Nothing in the family modules imports this one.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from .profile import Profile
 
@@ -54,6 +55,13 @@ def builtin_profiles() -> tuple[Profile, ...]:
     return _ROWS
 
 
-def text_tag_dialects() -> dict[str, Callable[..., Any]]:
-    """Text-tag dialect name -> ``factory(**options)`` of its declaration."""
-    return {row.name: row.dialect for row in builtin_profiles() if row.name != "gpt-oss"}
+def text_tag_dialects() -> Mapping[str, Callable[..., Any]]:
+    """Text-tag dialect name -> ``factory(**options)`` of its declaration (read-only: a
+    registry nothing can change at run time)."""
+    global _DIALECTS
+    if _DIALECTS is None:
+        _DIALECTS = MappingProxyType({row.name: row.dialect for row in builtin_profiles() if row.name != "gpt-oss"})
+    return _DIALECTS
+
+
+_DIALECTS: Mapping[str, Callable[..., Any]] | None = None

@@ -143,6 +143,7 @@ def snapshot_parser(parser: Any, *, key: Any = None, key_id: str = "", context: 
     from ..assembly import make_call_id
 
     assembler = parser._assembler
+    schema_core.register_parser(type(parser))
     state = {
         "v": FORMAT_VERSION,
         "keep": parser.keep_result,
@@ -278,5 +279,6 @@ def _build(model: Any, state: dict, tools: Any, tool_choice: Any, id_factory: An
     if id_factory is not None:
         options["id_factory"] = id_factory
     parser = model.parser(tools=tools, tool_choice=tool_choice, **options)  # everything shared: from here
+    schema_core.register_parser(type(parser))
     restore(parser, state["parser"], Context())
     return parser

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..api import _ERROR, _FINISHED, _OPEN, Parser
 from ..assembly import Assembler, _Call, _Kept
 from ..channels.harmony import HarmonyDecoder
 from ..channels.harmony_messages import BETWEEN as H_BETWEEN
@@ -28,7 +27,7 @@ from ..routing.headers import HeaderNameCheck
 from ..routing.newlines import EdgeNewlines
 from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
-from .engine import Child, Existing, InstanceOnly, Schema, register
+from .engine import Child, Existing, InstanceOnly, Schema, register, schema_of
 from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Record, Spec, Str, Tup
 
 NAT = Int(0)
@@ -84,11 +83,6 @@ class CallRef(Spec):
         raise SnapshotError(f"snapshot field {where}: not a call of this parser")
 
 
-def _check_parser(parser: Any) -> None:
-    if parser.state is _OPEN and parser._finish_reason is not None:
-        raise SnapshotError("snapshot: an open parser with a finish reason")
-
-
 def _check_assembler(assembler: Any) -> None:
     """Calls in a snapshot are calls this request's tools allow: a forged snapshot cannot
     make the resumed parser emit a call the request never offered."""
@@ -137,14 +131,6 @@ DIAGNOSTIC = Record(Diagnostic, {"code": NAME, "message": TEXT, "position": OPT_
 _MODES = Enum(CONTENT, REASONING, TOOL)
 
 register(
-    Schema("parser", (Parser,), {
-        "state": Enum(_OPEN, _FINISHED, _ERROR),
-        "_finish_reason": Opt(Enum("stop", "length")),
-        "_log": Existing(),
-        "_assembler": Existing(),
-        "_decoder": Existing(),
-    }, derived=frozenset({"model", "tools", "keep_result", "_log_items", "_feed_body", "_router", "_body_text",
-                          "_decode_step", "_json_readers"}), after=_check_parser),
     Schema("log", (DiagnosticLog,), {"items": List(DIAGNOSTIC), "position_hint": OPT_NAT},
            derived=frozenset({"strict"})),
     Schema("assembler", (Assembler,), {
@@ -243,3 +229,26 @@ register(
     Schema("newlines", (EdgeNewlines,), {"_kind": Int(0, 2), "_held": TEXT, "_fresh": Bool(), "_spilling": Bool()},
            derived=frozenset({"_out", "max_held"})),
 )
+
+
+def register_parser(parser_class: type) -> None:
+    """The parser's schema, registered on first use with the class of a live parser (the
+    snapshot package sits a layer above :mod:`tokenparse.api` and does not import it)."""
+    if schema_of(parser_class) is not None:
+        return
+    _OPEN, _FINISHED, _ERROR = parser_class.STATES  # type: ignore[attr-defined]
+
+    def _check_parser(parser: Any) -> None:
+        if parser.state is _OPEN and parser._finish_reason is not None:
+            raise SnapshotError("snapshot: an open parser with a finish reason")
+
+    register(
+        Schema("parser", (parser_class,), {
+            "state": Enum(_OPEN, _FINISHED, _ERROR),
+            "_finish_reason": Opt(Enum("stop", "length")),
+            "_log": Existing(),
+            "_assembler": Existing(),
+            "_decoder": Existing(),
+        }, derived=frozenset({"model", "tools", "keep_result", "_log_items", "_feed_body", "_router", "_body_text",
+                              "_decode_step", "_json_readers"}), after=_check_parser),
+    )

@@ -52,7 +52,7 @@ from ..tools.xml_elements import (
     VALUE,
     VALUE_OPEN,
 )
-from ..tools.xml_recent import (
+from ..tools.xml_respelled import (
     DeepSeekV41Grammar,
     HyV4Grammar,
     K2HorizonGrammar,
