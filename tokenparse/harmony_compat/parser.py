@@ -159,6 +159,9 @@ class StreamableParser:
         role, name = self._next_role, None
         if role is None:
             role, name = self._role_of_header(channel is None and recipient is None and content_type is None)
+            items = self._log.items
+            if name is not None and items and items[-1].code == "stray_header_words" and items[-1].text == name:
+                items.pop()  # a tool's name where the role stands is its author, not a stray word
         self._next_role = None
         self._author = Author(role=role, name=name)
         self.current_role = role
@@ -190,7 +193,7 @@ class StreamableParser:
         header = self._header
         key = header[: header.index(self._channel_id)] if self._channel_id in header else header
         table = self._table
-        text = b"".join(table.pieces[t] or table.literals.get(t, "").encode() for t in key).decode("utf-8", "replace")
+        text = b"".join(_piece(table, t) for t in key).decode("utf-8", "replace")
         words = text.replace("<|constrain|>", " <|constrain|>").split()
         if not words or words[0].startswith("to="):
             found: tuple[Any, Optional[str]] = (Role.ASSISTANT, None)
@@ -256,6 +259,18 @@ class StreamableParser:
 
     def __repr__(self) -> str:
         return f"StreamableParser(state={self.state.value}, tokens={len(self._tokens)}, messages={len(self._messages)})"
+
+
+def _piece(table: Any, token: Any) -> bytes:
+    """A header token's bytes for reading the author: a special's literal, U+FFFD for an invalid ID."""
+    if type(token) is int and 0 <= token < len(table.pieces):
+        data = table.pieces[token]
+        if data is not None:
+            return data
+        literal = table.literals.get(token)
+        if literal:
+            return literal.encode()
+    return b"\xef\xbf\xbd"
 
 
 def _as_id(token: Any) -> Any:
