@@ -358,3 +358,31 @@ def test_without_openai_harmony_installed():
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_install_puts_the_class_where_engines_import_it(monkeypatch):
+    from tokenparse.harmony_compat import install, uninstall
+
+    original = oh.StreamableParser
+    engine = type(sys)("engine_harmony_module")
+    engine.StreamableParser = original  # a module that did "from openai_harmony import StreamableParser"
+    own = type(sys)("engine_own_module")
+    own.StreamableParser = object  # a module with a class of its own: left alone
+    monkeypatch.setitem(sys.modules, "engine_harmony_module", engine)
+    monkeypatch.setitem(sys.modules, "engine_own_module", own)
+    try:
+        assert install("engine_harmony_module", "engine_own_module") == ["openai_harmony", "engine_harmony_module"]
+        assert oh.StreamableParser is StreamableParser and engine.StreamableParser is StreamableParser
+        assert own.StreamableParser is object
+    finally:
+        uninstall("engine_harmony_module")
+    assert oh.StreamableParser is original and engine.StreamableParser is original
+
+
+def test_docs_examples_run():
+    """Every python block of docs/harmony-compat.md runs as written."""
+    text = (ROOT / "docs" / "harmony-compat.md").read_text(encoding="utf-8")
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    assert len(blocks) == 2
+    for block in blocks:
+        exec(compile(block, "docs/harmony-compat.md", "exec"), {})

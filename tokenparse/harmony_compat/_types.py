@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from typing import Any, Optional
+from typing import Any
 
 from ..api import Model, load
 from ..routing.harmony import BoundHarmony
@@ -29,7 +29,7 @@ try:  # openai-harmony's own classes when it is installed
 except ImportError:  # pragma: no cover - exercised by tests that hide openai_harmony
     HARMONY_CLASSES = False
 
-    class Role(str, enum.Enum):  # type: ignore[no-redef]
+    class Role(str, enum.Enum):  # type: ignore[no-redef]  # noqa: UP042 (openai-harmony's own base classes)
         """The role of a message author (openai-harmony's values)."""
 
         USER = "user"
@@ -48,7 +48,7 @@ except ImportError:  # pragma: no cover - exercised by tests that hide openai_ha
     class Author:  # type: ignore[no-redef]
         __slots__ = ("role", "name")
 
-        def __init__(self, role: Role, name: Optional[str] = None) -> None:
+        def __init__(self, role: Role, name: str | None = None) -> None:
             self.role, self.name = role, name
 
         def __eq__(self, other: object) -> bool:
@@ -76,8 +76,8 @@ except ImportError:  # pragma: no cover - exercised by tests that hide openai_ha
         __slots__ = ("author", "content", "channel", "recipient", "content_type")
 
         def __init__(
-            self, author: Author, content: list[TextContent], channel: Optional[str] = None,
-            recipient: Optional[str] = None, content_type: Optional[str] = None,
+            self, author: Author, content: list[TextContent], channel: str | None = None,
+            recipient: str | None = None, content_type: str | None = None,
         ) -> None:
             self.author, self.content = author, content
             self.channel, self.recipient, self.content_type = channel, recipient, content_type

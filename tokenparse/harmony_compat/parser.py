@@ -37,11 +37,12 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import Any, Optional
+from typing import Any
 
 from ..channels.harmony import BETWEEN, CONTENT, HEADER
 from ..core import DiagnosticLog
 from ..errors import Diagnostic
+from ..routing.harmony import BoundHarmony
 from ._types import Author, Message, Role, StreamState, TextContent, model_for
 
 __all__ = ["StreamableParser"]
@@ -83,6 +84,7 @@ class StreamableParser:
     def __init__(self, encoding: Any, role: Any = None, *, strict: bool = True) -> None:
         model = model_for(encoding)
         bound = model.dialect
+        assert isinstance(bound, BoundHarmony)  # (model_for checked it)
         if role is not None and not isinstance(role, Role):
             role = Role(role)  # a role's string value, as openai-harmony's Rust side takes
         self.strict = bool(strict)
@@ -98,13 +100,13 @@ class StreamableParser:
         self._next_role = role
         self._author: Any = None
         self.current_role = role
-        self.current_channel: Optional[str] = None
-        self.current_recipient: Optional[str] = None
-        self.current_content_type: Optional[str] = None
-        self.last_content_delta: Optional[str] = None
+        self.current_channel: str | None = None
+        self.current_recipient: str | None = None
+        self.current_content_type: str | None = None
+        self.last_content_delta: str | None = None
         # lenient whatever ``strict`` says: model output never raises (module docstring)
         self._log = DiagnosticLog(strict=False)
-        decoder = bound.decoder(_Sink(self), self._log, None, start_in_header=role is not None)  # type: ignore[call-arg]
+        decoder = bound.decoder(_Sink(self), self._log, None, start_in_header=role is not None)
         self._decoder = decoder
         self._body_text = decoder.body_text
         self._structured = decoder.feed_structured
@@ -125,7 +127,8 @@ class StreamableParser:
             else:
                 self.last_content_delta = None  # a character's first bytes: held
             return self
-        self._delta = delta = []
+        delta: list[str] = []
+        self._delta = delta
         before = self.state
         self._structured((token,))
         self._after(token, before, delta)
@@ -133,13 +136,14 @@ class StreamableParser:
 
     def process_eos(self) -> StreamableParser:
         """End of the stream: an open body becomes a message; returns ``self``."""
-        self._delta = delta = []
+        delta: list[str] = []
+        self._delta = delta
         before = self.state
         self._decoder.finish()
         self._after(None, before, delta)
         return self
 
-    def _after(self, token: Optional[int], before: Any, delta: list[str]) -> None:
+    def _after(self, token: int | None, before: Any, delta: list[str]) -> None:
         state = _STATES[self._decoder.state]
         self.state = state
         if state is StreamState.HEADER and token is not None:
@@ -155,7 +159,7 @@ class StreamableParser:
 
     # -- the decoder's segment calls -------------------------------------------------------
 
-    def _opened(self, channel: Optional[str], recipient: Optional[str], content_type: Optional[str], pos: int) -> None:
+    def _opened(self, channel: str | None, recipient: str | None, content_type: str | None, pos: int) -> None:
         role, name = self._next_role, None
         if role is None:
             role, name = self._role_of_header(channel is None and recipient is None and content_type is None)
@@ -186,7 +190,7 @@ class StreamableParser:
         self._delta = None  # the delta goes back to None (openai-harmony: a stop token)
         self.last_content_delta = None
 
-    def _role_of_header(self, bare: bool) -> tuple[Any, Optional[str]]:
+    def _role_of_header(self, bare: bool) -> tuple[Any, str | None]:
         """openai-harmony's author for a header read without a given role: its first word
         before ``<|channel|>`` is a role, else (a tool's message) the tool's name. A header
         with no words, or only body text the decoder recovered, is the assistant's."""
@@ -196,7 +200,7 @@ class StreamableParser:
         text = b"".join(_piece(table, t) for t in key).decode("utf-8", "replace")
         words = text.replace("<|constrain|>", " <|constrain|>").split()
         if not words or words[0].startswith("to="):
-            found: tuple[Any, Optional[str]] = (Role.ASSISTANT, None)
+            found: tuple[Any, str | None] = (Role.ASSISTANT, None)
         elif words[0] in _ROLES:
             role = _ROLES[words[0]]
             found = (role, words[0] if role is Role.TOOL else None)
