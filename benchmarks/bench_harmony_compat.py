@@ -58,15 +58,17 @@ def vllm_driver(cls, encoding, rows):
         for row in rows:
             parser = cls(encoding, Role.ASSISTANT)
             done = 0
+            segments = []
             for token in row:
                 parser.process(token)
-                parser.current_channel
-                parser.current_recipient
-                parser.last_content_delta or ""
+                channel = parser.current_channel
+                recipient = parser.current_recipient
+                delta = parser.last_content_delta or ""
                 if len(parser.messages) > done:
                     done += 1
+                segments.append((channel, recipient, delta))
             parser.process_eos()
-            polled += done + len(parser.messages)
+            polled += done + len(parser.messages) + len(segments)
         return polled
 
     return run

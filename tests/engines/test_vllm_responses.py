@@ -7,7 +7,6 @@ Harmony drop-in), and the same scripts on vLLM's own Harmony parser
 ``vllm`` rows are :data:`vllm_responses.VLLM_ITEMS`, each with its reason.
 """
 import pytest
-
 import vllm_responses as r
 from vllm_support import TOKENPARSE_FLAGS, VllmServer, start_all
 
