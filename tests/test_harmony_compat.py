@@ -109,6 +109,32 @@ def test_rollouts_and_worked_example(harmony_encoding, encode_harmony):
     assert [m.content[0].text for m in ours.messages if m.recipient] == [args for _, args in example.calls]
 
 
+def test_conformance_cases(harmony_encoding):
+    """The per-dialect conformance list (tests/test_conformance.py), spelled for gpt-oss."""
+    from test_conformance import PARIS, dialect_of
+
+    d = dialect_of("gpt-oss")
+    texts = [
+        d.ex.text,
+        d.reasoning("Plan.") + d.content("Checking.") + d.calls(("get_weather", PARIS)),
+        d.calls(("get_time", [])),
+        d.calls(("add", [("x", 1), ("x", 2)])),
+        d.calls(("get_weather", PARIS), ("add", [("x", 2), ("y", 0.5)]), ("get_time", [])),
+        d.calls(("delete_everything", [("path", "/")]), ("get_weather", PARIS)),
+        d.content("Checking.") + d.calls(("get_weather", PARIS)) + d.content("Done."),
+    ]
+    if d.ex.call_args_first is not None:
+        texts.append(d.calls(("get_weather", PARIS), args_first=True))
+    whole = d.content("Checking.") + d.calls(("get_weather", [("location", "Paris, France")]))
+    texts.append(whole[: whole.index("Paris") + 3])  # the stream cut inside the arguments
+    for text in texts:
+        # a completion continues the prompt's <|start|>assistant (a spelled message brings its own)
+        lockstep(harmony_encoding, d.ids(text.removeprefix("<|start|>assistant")))
+    call = d.calls(("get_weather", PARIS))  # markup written as text inside a body
+    lockstep(harmony_encoding, d.ids(d.ex.say[0].removeprefix("<|start|>assistant"))
+             + d.ids("See: " + call + " ok", plain=True) + d.ids(d.ex.say[1]))
+
+
 def test_engine_scripts(harmony_encoding):
     from vllm_scripts import gpt_oss_scripts
 
