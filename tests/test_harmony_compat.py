@@ -275,7 +275,9 @@ MALFORMED = {
     "extra_header_word": "<|channel|>commentary to=functions.get_weather json <|constrain|>json<|message|>"
                          '{"city": "Paris"}<|call|>',
 }
-CASES = {**{name: text for name, (text, _, _) in RECOVERY.items()}, **MALFORMED}
+CASES = {**{name: text for name, (text, _, _) in RECOVERY.items()}, **MALFORMED,
+         # the completion repeats the prompt's <|start|>assistant (openai-harmony: recipient "<|start|>assistant")
+         "repeated_start": "<|start|>assistant<|channel|>final<|message|>hi<|return|>"}
 
 
 @pytest.mark.parametrize("strict", [True, False])
