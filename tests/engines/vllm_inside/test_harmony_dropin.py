@@ -109,3 +109,29 @@ def test_changed_vllm_fails_loudly(changes):
     utils, parser = _fake_modules(**changes)
     with pytest.raises(RuntimeError, match="Harmony utilities changed"):
         _vllm_harmony._check(utils, parser)
+
+
+def test_token_by_token_the_same_as_the_openai_harmony_vllm_ships():
+    """vLLM 0.32 ships oss-harmony (a fork of openai-harmony): the drop-in matches it per token
+    on the generated well-formed completions of tests/test_harmony.py too."""
+    import random
+
+    import openai_harmony as oh
+
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    from test_harmony import generate_completion
+
+    encoding = harmony_utils.get_encoding()
+    original = harmony_utils.get_streamable_parser_for_assistant.__tokenparse_wraps__
+    rng = random.Random(32)
+    for _ in range(100):
+        ids = encoding.encode(generate_completion(rng)[0], allowed_special="all")
+        ref, ours = original(), StreamableParser(encoding, oh.Role.ASSISTANT)
+        assert type(ref) is oh.StreamableParser
+        for token in ids:
+            ref.process(token)
+            ours.process(token)
+            assert (ours.state, ours.current_channel, ours.current_recipient, ours.current_content_type,
+                    ours.last_content_delta) == (ref.state, ref.current_channel, ref.current_recipient,
+                                                 ref.current_content_type, ref.last_content_delta)
+        assert ours.process_eos().messages == ref.process_eos().messages
