@@ -27,5 +27,5 @@ def test_vllm_builtin_parsers_differ_as_documented(servers, script, stream):
 
 
 def test_responses_api(servers):
-    """/v1/responses: vLLM's Harmony loop (``HarmonyContext``) still runs it with the plugin loaded."""
+    """/v1/responses: vLLM's Harmony loop (``HarmonyContext``) on the plugin's StreamableParser."""
     check_responses_api(servers["tokenparse"], gpt_oss_scripts()[0])

@@ -152,7 +152,7 @@ STREAM = pytest.mark.parametrize("stream", [False, True], ids=["complete", "stre
 
 def check_responses_api(server, script: Script) -> dict:
     """``/v1/responses`` on the tokenparse server gives the message tokenparse parses
-    (for gpt-oss through vLLM's own Harmony loop, which the plugin leaves in place)."""
+    (for gpt-oss through vLLM's own Harmony loop, on the plugin's StreamableParser)."""
     got = e2e.run_responses(server, script)
     want = e2e.expected(script, None)
     assert got["calls"] == [(c.function.name, c.function.arguments) for c in want.tool_calls]

@@ -72,8 +72,10 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class VllmServer:
     """One ``vllm.entrypoints.openai.api_server`` process."""
 
-    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path) -> None:
+    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
+        self.env = env  # extra environment variables for this server
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log_dir / f"vllm-{name}.log"
@@ -92,7 +94,7 @@ class VllmServer:
     def start(self) -> "VllmServer":
         log = open(self.log_path, "wb")
         self.started_at = time.monotonic()
-        self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=server_env(),
+        self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=server_env(self.env),
                                      start_new_session=True, cwd=str(REPO))
         log.close()
         return self

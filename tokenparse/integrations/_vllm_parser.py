@@ -234,8 +234,9 @@ class TokenparseHarmonyParser(_TokenparseParsing, HarmonyParser):
     """gpt-oss in Chat Completions: tokenparse's Harmony decoder instead of openai-harmony's.
 
     Still a ``HarmonyParser``: ``adjust_request`` (Harmony's output-format and structural
-    tags) is vLLM's, and the Responses API, which drives ``process_chunk``/``flush``
-    through its own ``HarmonyContext``, keeps vLLM's Harmony path unchanged.
+    tags) is vLLM's, and the Responses API drives the inherited ``process_chunk``/``flush``
+    through its own ``HarmonyContext``, on the ``StreamableParser`` that
+    ``_vllm_harmony.install_harmony`` puts into vLLM's Harmony utilities.
     """
 
     tokenparse_profile = "gpt-oss"

@@ -21,6 +21,9 @@ the two parser names and always picks ``HarmonyParser`` for gpt-oss. Importing t
 2. wraps ``ParserManager.get_parser`` so that for those names it returns a tokenparse
    ``Parser`` class; every other name goes to vLLM's original, unchanged. The wrapper
    checks the installed signature first and raises if vLLM changed it.
+3. puts :class:`tokenparse.harmony_compat.StreamableParser` into vLLM's Harmony utilities
+   (:mod:`._vllm_harmony`), so that ``/v1/responses`` for gpt-oss is parsed by tokenparse
+   too; ``TOKENPARSE_VLLM_HARMONY=vllm`` keeps vLLM's own.
 """
 from __future__ import annotations
 
@@ -34,6 +37,7 @@ from vllm.tool_parsers.tool_strict_level import ToolStrictLevel
 
 import tokenparse
 
+from ._vllm_harmony import install_harmony
 from ._vllm_models import detect_for
 from ._vllm_parser import (
     STRUCTURAL_TAG_MODELS,
@@ -121,7 +125,8 @@ def parser_class(profile: str, tool_strict_level: str = "auto") -> type:
 
 
 def install() -> None:
-    """Register the names and wrap ``ParserManager.get_parser`` (idempotent)."""
+    """Register the names, wrap ``ParserManager.get_parser`` and install the Harmony
+    drop-in (idempotent)."""
     if not _TOOL_PARSERS:
         _TOOL_PARSERS[AUTO_NAME] = _tool_parser_class(None)
         for profile in tokenparse.profile_names():
@@ -161,6 +166,7 @@ def install() -> None:
     get_parser.__tokenparse_wraps__ = original  # type: ignore[attr-defined]
     get_parser.__doc__ = original.__doc__
     ParserManager.get_parser = classmethod(get_parser)
+    install_harmony()
 
 
 install()

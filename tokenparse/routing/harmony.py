@@ -108,7 +108,10 @@ class BoundHarmony:
         self._non_text = non_text_ids(table, self.tokens)  # shared; see HarmonyDecoder
         self._guarded_pieces = guarded_table(table.pieces, self._non_text)  # shared; see HarmonyDecoder
 
-    def decoder(self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None) -> HarmonyDecoder:
+    def decoder(
+        self, sink: SegmentSink, log: DiagnosticLog, prompt_token_ids: Sequence[int] | None,
+        *, start_in_header: bool | None = None,
+    ) -> HarmonyDecoder:
         """A decoder for one completion.
 
         With ``prompt_token_ids`` the completion continues the prompt's last message: a
@@ -116,9 +119,13 @@ class BoundHarmony:
         analysis``) or inside a prefilled body (``…<|message|>``) leaves the completion there;
         a prompt whose last message is closed means the completion brings its own
         ``<|start|>``. Without prompt IDs the completion starts in a header.
+        ``start_in_header`` overrides the dialect's start state (``harmony_compat``: a
+        parser made without a role waits for ``<|start|>``).
         """
+        if start_in_header is None:
+            start_in_header = self.start_in_header
         decoder = HarmonyDecoder(
-            self.table, self.tokens, sink, log, start_in_header=self.start_in_header,
+            self.table, self.tokens, sink, log, start_in_header=start_in_header,
             max_header_tokens=self.max_header_tokens, header_cache=self._header_cache,
             boundary_cache=self._boundary_cache,
             guarded_pieces=self._guarded_pieces, non_text=self._non_text,

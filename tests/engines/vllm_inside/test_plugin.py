@@ -218,8 +218,9 @@ def test_reasoning_tokens_and_prompt_start(qwen_tokenizer):
     assert parser.count_reasoning_tokens(script.ids) > 0
 
 
-def test_responses_api_keeps_vllms_harmony_path(gpt_oss_tokenizer):
-    """``HarmonyContext`` (Responses API) drives ``process_chunk``/``flush``: vLLM's own code."""
+def test_responses_api_runs_vllms_harmony_code(gpt_oss_tokenizer):
+    """``HarmonyContext`` (Responses API) drives ``process_chunk``/``flush``: vLLM's own code
+    (on tokenparse's StreamableParser: test_harmony_dropin.py)."""
     cls = get("tokenparse", gpt_oss_tokenizer, is_harmony=True)
     assert cls.process_chunk is HarmonyParser.process_chunk and cls.flush is HarmonyParser.flush
     parser = cls(gpt_oss_tokenizer, None)
