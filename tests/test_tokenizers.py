@@ -918,7 +918,7 @@ def test_hf_encoder_needs_tokenizers(monkeypatch, tmp_path):
     tok.save(str(tmp_path / "tokenizer.json"))
     table = T.load_table(tmp_path)
     monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)
-    with pytest.raises(TokenizerError, match="tokenparse\\[hf\\]"):
+    with pytest.raises(TokenizerError, match="needs the .tokenizers. package \\(pip install tokenizers\\)"):
         table.encode("hello")
 
 
