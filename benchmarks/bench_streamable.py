@@ -15,7 +15,7 @@ parsers are checked to give the same messages for every response before anything
 CPU time of this process, contenders interleaved run by run; medians (min-max) of µs per
 token and the ratio of the medians.
 
-    python benchmarks/bench_harmony_compat.py [--runs 7] [--tokens 40000] [--response 1500]
+    python benchmarks/bench_streamable.py [--runs 7] [--tokens 40000] [--response 1500]
 """
 from __future__ import annotations
 
