@@ -1,0 +1,191 @@
+"""Derive the :mod:`.format` tree of one constrained response from a profile's declaration.
+
+Inputs, all from the profile itself (never a per-family table):
+
+* the bound dialect: reasoning and tool literals, start mode, and which literals the
+  tokenizer has as one token (:func:`tag_tokens`);
+* the row's worked example: block literals, one block per call or one for all, and the call
+  speller. :func:`call_node` spells a call with the tool's real name and keys and with probe
+  values, then puts the argument grammar where the probes landed (:mod:`.arguments`).
+
+The response: ``[reasoning] content [calls]`` (``auto``), ``[reasoning] calls``
+(``required`` / named), ``[reasoning] content`` (``none``). Harmony writes each part as a
+message; the completion starts inside the first header (the prompt ends in
+``<|start|>assistant``), so every later message starts with ``<|start|>assistant``.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from ..errors import ToolSchemaError
+from ..toolset import ToolSet
+from .arguments import ArgumentSpeller
+from .format import Alt, Int, Lit, Node, Opt, Plus, Star, Text, Until, alt, seq, split_tags
+
+__all__ = ["describe", "offered_tools", "tag_tokens"]
+
+HARMONY_NEXT = "<|start|>assistant"
+
+
+class _IndexProbe(int):
+    """A call index whose spelling marks where the speller wrote it."""
+
+    MARK = "\x00IDX\x00"
+
+    def __new__(cls) -> _IndexProbe:
+        return super().__new__(cls, 1)
+
+    def __format__(self, spec: str) -> str:
+        return self.MARK
+
+    __str__ = __repr__ = lambda self: self.MARK  # type: ignore[assignment]
+
+    def __add__(self, other: Any) -> _IndexProbe:
+        return self
+
+    __radd__ = __add__
+
+
+def tag_tokens(model: Any) -> dict[str, int]:
+    """Literal -> ID of every tag this model's dialect matches by token ID."""
+    bound, table = model.dialect, model.table
+    ids: set[int] = set(getattr(bound, "role_ids", ())) | set(getattr(bound, "anchor_chars", ()))
+    if not ids:  # Harmony: its structural tokens
+        ids = set(getattr(getattr(bound, "tokens", None), "__dict__", {}).values()) & set(table.literals)
+        ids |= {i for lit, i in table.added.items() if lit in _HARMONY_TOKENS}
+    return {table.literals[i]: i for i in ids if i in table.literals}
+
+
+_HARMONY_TOKENS = ("<|start|>", "<|end|>", "<|message|>", "<|channel|>", "<|constrain|>", "<|return|>", "<|call|>")
+
+
+def offered_tools(tools: Any, tool_choice: Any) -> list[tuple[str, dict[str, Any]]]:
+    """(name, parameters schema) of the tools a call may name, validated (:class:`ToolSet`)."""
+    toolset = ToolSet(tools if tools is not None else [], "auto")
+    names = sorted(toolset.names or ())
+    order = [n for n in _names_in_order(tools)] if tools is not None else names
+    if isinstance(tool_choice, Mapping):
+        function = tool_choice.get("function")
+        named = function.get("name") if isinstance(function, Mapping) else tool_choice.get("name")
+        if not isinstance(named, str) or named not in names:
+            raise ToolSchemaError(f"tool_choice names {named!r}, which is not among the offered tools")
+        order = [named]
+    elif tool_choice not in ("auto", "required", "none"):
+        raise ToolSchemaError(f"tool_choice must be 'auto', 'required', 'none' or a named function, got {tool_choice!r}")
+    result = []
+    for name in order:
+        schema = toolset.parameters(name)
+        result.append((name, dict(schema) if isinstance(schema, Mapping) else {"type": "object"}))
+    return result
+
+
+def _names_in_order(tools: Any) -> list[str]:
+    names = []
+    for tool in tools:
+        data = tool.model_dump() if hasattr(tool, "model_dump") else tool
+        function = data.get("function", data) if isinstance(data, Mapping) else {}
+        name = function.get("name") if isinstance(function, Mapping) else None
+        if isinstance(name, str) and name not in names:
+            names.append(name)
+    return names
+
+
+def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, parallel_tool_calls: bool) -> Node:
+    """The format tree of one response of ``model``'s profile under these options."""
+    from ..profiles import get_profile
+
+    example = get_profile(model.name).example
+    if example is None:
+        raise ToolSchemaError(f"profile {model.name!r} declares no worked example to derive a grammar from")
+    offered = offered_tools(tools, tool_choice)
+    if tool_choice in ("required",) or isinstance(tool_choice, Mapping):
+        if not offered:
+            raise ToolSchemaError("tool_choice requires a call but no tools are offered")
+    tags = tag_tokens(model)
+    bound = model.dialect
+    excludes = _excludes(bound, tags)
+    harmony = getattr(bound, "start_in_header", None) is not None and not hasattr(bound, "role_ids")
+    speller = ArgumentSpeller(example.call, tags, excludes)
+    want_calls = tool_choice != "none" and bool(offered)
+    calls = _calls(example, speller, offered, tags, parallel_tool_calls, harmony) if want_calls else None
+    forced = tool_choice == "required" or isinstance(tool_choice, Mapping)
+    if harmony:
+        return _harmony(example, tags, excludes, calls, forced, reasoning)
+    think = _reasoning(bound, tags, excludes, reasoning)
+    content = Text(excludes)
+    if calls is None:
+        body = content
+    elif forced:
+        body = calls
+    else:
+        body = seq(content, Opt(calls))
+    return seq(think, body) if think is not None else body
+
+
+def _excludes(bound: Any, tags: Mapping[str, int]) -> tuple[str, ...]:
+    literals = set(tags) | set(getattr(bound, "matching", {}))
+    return tuple(sorted(lit for lit in literals if lit))
+
+
+def _reasoning(bound: Any, tags: Mapping[str, int], excludes: tuple[str, ...], enabled: bool) -> Node | None:
+    open_, close = getattr(bound, "reasoning_open", None), getattr(bound, "reasoning_close", None)
+    if open_ is None or close is None:
+        return None
+    starts_inside = getattr(bound, "default_start", "content") == "reasoning"
+    if not enabled:
+        return None  # the prompt closed (or never opened) the reasoning span
+    span = Until(excludes, split_tags(close, tags))
+    return span if starts_inside else Opt(seq(split_tags(open_, tags), span))
+
+
+def _calls(example: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
+           tags: Mapping[str, int], parallel: bool, harmony: bool) -> Node:
+    first = alt(*(speller.call(name, schema, 0) for name, schema in offered))
+    later = alt(*(speller.call(name, schema, _IndexProbe()) for name, schema in offered))
+    if example.block is None or harmony:
+        if harmony:
+            first = _strip_next(first)
+            later = _strip_next(later)
+        more = seq(split_tags(HARMONY_NEXT, tags), later) if harmony else later
+        return seq(first, Star(more)) if parallel else first
+    open_, close = (split_tags(text, tags) for text in example.block)
+    if example.block_per_call:
+        one, other = seq(open_, first, close), seq(open_, later, close)
+        return seq(one, Star(other)) if parallel else one
+    return seq(open_, first, Star(later), close) if parallel else seq(open_, first, close)
+
+
+def _strip_next(node: Node) -> Node:
+    """A Harmony message without its leading ``<|start|>assistant`` (added between messages)."""
+    from .format import Seq, Tag
+
+    if isinstance(node, Alt):
+        return alt(*(_strip_next(item) for item in node.items))
+    if isinstance(node, Seq) and len(node.items) >= 2:
+        head, word = node.items[0], node.items[1]
+        if isinstance(head, Tag) and head.literal == "<|start|>" and isinstance(word, Lit) and word.text.startswith("assistant"):
+            return seq(Lit(word.text[len("assistant"):]), *node.items[2:])
+    return node
+
+
+def _harmony(example: Any, tags: Mapping[str, int], excludes: tuple[str, ...], calls: Node | None,
+             forced: bool, reasoning: bool) -> Node:
+    nxt = split_tags(HARMONY_NEXT, tags)
+
+    def message(pair: tuple[str, str]) -> Node:
+        open_, close = (split_tags(text, tags) for text in pair)
+        return _strip_next(seq(open_, Until(excludes, close)))
+
+    final = message((example.say[0], "<|return|>")) if example.say[0] else Text(excludes)
+    if calls is None:
+        body = final
+    elif forced:
+        body = calls
+    else:
+        body = alt(final, calls)
+    if reasoning and example.think is not None:
+        return alt(seq(message(example.think), nxt, body), body)
+    return body
+
+
+__all__ += ["Plus", "Int"]
