@@ -54,7 +54,9 @@ def _types(schema: Any) -> list[str]:
 
 
 class ArgumentSpeller:
-    def __init__(self, speller: Callable[[str, Any, Any], str], tags: Mapping[str, int], excludes: tuple[str, ...]):
+    def __init__(self, speller: Callable[[str, Any, Any], str], tags: Mapping[str, int], excludes: tuple[str, ...],
+                 controls: tuple[int, ...] = ()):
+        self._controls = controls
         self._spell = speller
         self._tags = tags
         self._excludes = excludes

@@ -104,15 +104,16 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     tags = tag_tokens(model)
     bound = model.dialect
     excludes = _excludes(bound, tags)
+    controls = _controls(model, example.text)
     harmony = getattr(bound, "start_in_header", None) is not None and not hasattr(bound, "role_ids")
-    speller = ArgumentSpeller(example.call, tags, excludes)
+    speller = ArgumentSpeller(example.call, tags, excludes, ())
     want_calls = tool_choice != "none" and bool(offered)
     calls = _calls(example, speller, offered, tags, parallel_tool_calls, harmony) if want_calls else None
     forced = tool_choice == "required" or isinstance(tool_choice, Mapping)
     if harmony:
         return _harmony(example, tags, excludes, calls, forced, reasoning)
-    think = _reasoning(bound, tags, excludes, reasoning)
-    content = Text(excludes)
+    think = _reasoning(bound, tags, excludes, reasoning, controls)
+    content = Text(excludes, controls)
     if calls is None:
         body = content
     elif forced:
@@ -127,14 +128,22 @@ def _excludes(bound: Any, tags: Mapping[str, int]) -> tuple[str, ...]:
     return tuple(sorted(lit for lit in literals if lit))
 
 
-def _reasoning(bound: Any, tags: Mapping[str, int], excludes: tuple[str, ...], enabled: bool) -> Node | None:
+def _controls(model: Any, text: str) -> tuple[int, ...]:
+    """Control tokens (no role, no text) the worked example writes in free text."""
+    table, bound = model.table, model.dialect
+    control = getattr(bound, "control_ids", table.control_ids)
+    return tuple(sorted(i for lit, i in table.added.items() if i in control and lit in text))
+
+
+def _reasoning(bound: Any, tags: Mapping[str, int], excludes: tuple[str, ...], enabled: bool,
+               controls: tuple[int, ...]) -> Node | None:
     open_, close = getattr(bound, "reasoning_open", None), getattr(bound, "reasoning_close", None)
     if open_ is None or close is None:
         return None
     starts_inside = getattr(bound, "default_start", "content") == "reasoning"
     if not enabled:
         return None  # the prompt closed (or never opened) the reasoning span
-    span = Until(excludes, split_tags(close, tags))
+    span = Until(excludes, split_tags(close, tags), controls)
     return span if starts_inside else Opt(seq(split_tags(open_, tags), span))
 
 

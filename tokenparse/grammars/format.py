@@ -53,9 +53,12 @@ class Py:
 
 @dataclass(frozen=True)
 class Text:
-    """Free text containing none of ``excludes`` (tag literals spelled as text)."""
+    """Free text containing none of ``excludes`` (tag literals spelled as text); the control
+    tokens ``controls`` (IDs the format writes in free text and the parser drops, e.g.
+    Cohere's ``<|START_RESPONSE|>``) may stand between its pieces."""
 
     excludes: tuple[str, ...]
+    controls: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,7 @@ class Until:
 
     excludes: tuple[str, ...]
     end: Node
+    controls: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -92,14 +92,17 @@ def exclusion_rules(rules: Rules, patterns: tuple[str, ...], prefix: str) -> str
 
 
 class GbnfRules(Rules):
-    def text(self, excludes: tuple[str, ...]) -> Expr:
+    def text(self, excludes: tuple[str, ...], controls: tuple[int, ...] = ()) -> Expr:
         name = self.name_for("text:" + "\x00".join(excludes), "text")
         if not self.has(name + "-s0"):
             exclusion_rules(self, excludes, name)
-        return ("ref", name + "-s0")
+        piece = ("ref", name + "-s0")
+        if not controls:
+            return piece
+        return ("seq", [piece, ("star", ("seq", [("alt", [("tok", i) for i in controls]), piece]))])
 
-    def until(self, excludes: tuple[str, ...], end: Node) -> Expr:
-        return ("seq", [self.text(excludes + (text_of(end),)), self.lower(end)])
+    def until(self, excludes: tuple[str, ...], end: Node, controls: tuple[int, ...] = ()) -> Expr:
+        return ("seq", [self.text(excludes + (text_of(end),), controls), self.lower(end)])
 
 
 def _print(expr: Expr, top: bool = False) -> str:

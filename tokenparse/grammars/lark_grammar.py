@@ -61,24 +61,30 @@ class LarkRules(Rules):
             self.define(name, ("raw", body))
         return ("ref", name)
 
-    def text(self, excludes: tuple[str, ...]) -> Expr:
+    def text(self, excludes: tuple[str, ...], controls: tuple[int, ...] = ()) -> Expr:
         body = "/(?s:.*)/"
         if excludes:
             body += " & ~/(?s:.*(" + "|".join(regex_escape(e) for e in excludes) + ").*)/"
-        return self._terminal("text:" + "\x00".join(excludes), body)
+        piece = self._terminal("text:" + "\x00".join(excludes), body)
+        if not controls:
+            return piece
+        return ("seq", [piece, ("star", ("seq", [("alt", [("tok", i) for i in controls]), piece]))])
 
-    def until(self, excludes: tuple[str, ...], end: Node) -> Expr:
+    def until(self, excludes: tuple[str, ...], end: Node, controls: tuple[int, ...] = ()) -> Expr:
         lead = _starts_with_text(end)
         if lead is None:  # ends at a token: the text lexeme cannot run into it
-            return ("seq", [self.text(excludes + (text_of(end),)), self.lower(end)])
+            return ("seq", [self.text(excludes + (text_of(end),), controls), self.lower(end)])
         stop, rest = lead
         body = f"/(?s:.*){regex_escape(stop)}/"
         kept = [e for e in excludes if e not in stop and stop not in e]
         if kept:
             body += " & ~/(?s:.*(" + "|".join(regex_escape(e) for e in kept) + ").*)/"
         body += " & ~/(?s:.*" + regex_escape(stop) + ".+)/"
-        return ("seq", [self._terminal("until:" + stop + "\x00" + "\x00".join(excludes), body, lazy=True),
-                        self.lower(rest)])
+        lazy = self._terminal("until:" + stop + "\x00" + "\x00".join(excludes), body, lazy=True)
+        if not controls:
+            return ("seq", [lazy, self.lower(rest)])
+        before = ("star", ("seq", [self.text(excludes + (stop,)), ("alt", [("tok", i) for i in controls])]))
+        return ("seq", [before, lazy, self.lower(rest)])
 
     def sequence(self, items: tuple[Node, ...]) -> Expr:
         # free text right before text: one lazy lexeme up to that text (the lexer is greedy)
@@ -89,11 +95,12 @@ class LarkRules(Rules):
             nxt = items[i + 1] if i + 1 < len(items) else None
             if isinstance(item, Text) and nxt is not None:
                 if _starts_with_text(nxt) is not None:
-                    out.append(self.until(item.excludes, nxt))
+                    out.append(self.until(item.excludes, nxt, item.controls))
                     i += 2
                     continue
                 if isinstance(nxt, Opt) and i + 2 == len(items) and _starts_with_text(nxt.item) is not None:
-                    out.append(("alt", [self.text(item.excludes), self.until(item.excludes, nxt.item)]))
+                    out.append(("alt", [self.text(item.excludes, item.controls),
+                                        self.until(item.excludes, nxt.item, item.controls)]))
                     i += 2
                     continue
             out.append(self.lower(item))

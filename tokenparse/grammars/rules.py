@@ -63,9 +63,9 @@ class Rules:
         if isinstance(node, Py):
             return ("ref", value_rule(self, json.loads(node.schema_json), "py"))
         if isinstance(node, Text):
-            return self.text(node.excludes)
+            return self.text(node.excludes, node.controls)
         if isinstance(node, Until):
-            return self.until(node.excludes, node.end)
+            return self.until(node.excludes, node.end, node.controls)
         if isinstance(node, Seq):
             return self.sequence(node.items)
         if isinstance(node, Alt):
@@ -87,8 +87,8 @@ class Rules:
     def json(self, schema: Any) -> Expr:
         return ("ref", value_rule(self, schema, "json"))
 
-    def text(self, excludes: tuple[str, ...]) -> Expr:
+    def text(self, excludes: tuple[str, ...], controls: tuple[int, ...] = ()) -> Expr:
         raise NotImplementedError
 
-    def until(self, excludes: tuple[str, ...], end: Node) -> Expr:
+    def until(self, excludes: tuple[str, ...], end: Node, controls: tuple[int, ...] = ()) -> Expr:
         raise NotImplementedError
