@@ -21,7 +21,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..errors import ToolSchemaError
-from .format import Int, Json, Lit, Node, Opt, Py, Until, schema_key, seq, split_tags
+from .format import Int, Json, Lit, Node, Opt, Py, Until, alt, schema_key, seq, split_tags
 
 __all__ = ["ArgumentSpeller"]
 
@@ -111,6 +111,9 @@ class ArgumentSpeller:
                 if not after:
                     raise ToolSchemaError(f"the {name!r} call spelling ends a string value without a closing literal")
                 end = self._lit(after)
+                choices = _string_choices(sub)
+                if choices is not None:  # enum / const: one of the values, as text
+                    return seq(self._lit(before), alt(*(Lit(c) for c in choices)), end)
                 return seq(self._lit(before), Until(self._excludes, end))
             value: Node = Py(schema_key(sub)) if syntax == "py" else Json(schema_key(sub))
             return seq(self._lit(before), value, self._lit(after))
@@ -129,6 +132,17 @@ class ArgumentSpeller:
         if not (two.startswith(one) and two.endswith(other)) or len(one) + len(other) > len(two):
             raise ToolSchemaError(f"the {name!r} call spelling does not separate its arguments consistently")
         return self._lit(two[len(one):len(two) - len(other)])
+
+
+def _string_choices(schema: Any) -> list[str] | None:
+    if not isinstance(schema, Mapping):
+        return None
+    if isinstance(schema.get("const"), str):
+        return [schema["const"]]
+    values = schema.get("enum")
+    if isinstance(values, list) and values and all(isinstance(v, str) and v for v in values):
+        return list(values)
+    return None
 
 
 def _index_mark() -> str:
@@ -161,8 +175,6 @@ def _ordered(items: list[tuple[str, Node, bool]], sep: Node) -> Node:
     def tail(start: int) -> Node:
         rest = [seq(sep, node) if req else Opt(seq(sep, node)) for _, node, req in items[start:]]
         return seq(*rest)
-
-    from .format import alt
 
     choices: list[Node] = []
     for i, (_, node, req) in enumerate(items):

@@ -20,11 +20,13 @@ from typing import Any, Mapping, Sequence
 from ..errors import ToolSchemaError
 from ..toolset import ToolSet
 from .arguments import ArgumentSpeller
-from .format import Alt, Int, Lit, Node, Opt, Plus, Star, Text, Until, alt, seq, split_tags
+from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Text, Until, alt, seq, split_tags
 
 __all__ = ["describe", "offered_tools", "tag_tokens"]
 
 HARMONY_NEXT = "<|start|>assistant"
+#: what a bare call may start with (after whitespace): a JSON object or a list
+BARE_CALL_START = "[{ \t\n"
 
 
 class _IndexProbe(int):
@@ -108,12 +110,25 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     harmony = getattr(bound, "start_in_header", None) is not None and not hasattr(bound, "role_ids")
     speller = ArgumentSpeller(example.call, tags, excludes, ())
     want_calls = tool_choice != "none" and bool(offered)
-    calls = _calls(example, speller, offered, tags, parallel_tool_calls, harmony) if want_calls else None
+    calls = _calls(example, example.block, speller, offered, tags, parallel_tool_calls, harmony) if want_calls else None
+    if calls is not None and getattr(bound, "implicit_json_call", False) and example.block is not None:
+        # the format's calls may also stand bare, without the tool tags (Llama 3 / 4 JSON)
+        tag_literals = [lit for lit in (bound.tool_open, bound.tool_close) if lit]
+        bare_block = tuple(_without(text, tag_literals) for text in example.block)
+        if bare_block != tuple(example.block):
+            bare = _calls(example, bare_block, speller, offered, tags, parallel_tool_calls and bool(bare_block[0]), harmony)
+            calls = alt(calls, bare)
     forced = tool_choice == "required" or isinstance(tool_choice, Mapping)
     if harmony:
         return _harmony(example, tags, excludes, calls, forced, reasoning)
     think = _reasoning(bound, tags, excludes, reasoning, controls)
-    content = Text(excludes, controls)
+    content: Node = Text(excludes, controls)
+    if getattr(bound, "implicit_json_call", False):
+        # a response that starts with a call envelope is a call (Llama 3 JSON, pythonic):
+        # content must not start like one
+        # (nor with a tag's first character: a tag must not straddle the first character)
+        first = "".join(sorted({lit[0] for lit in excludes} - set(BARE_CALL_START)))
+        content = Opt(seq(Char(BARE_CALL_START + first), content))
     if calls is None:
         body = content
     elif forced:
@@ -147,17 +162,23 @@ def _reasoning(bound: Any, tags: Mapping[str, int], excludes: tuple[str, ...], e
     return span if starts_inside else Opt(seq(split_tags(open_, tags), span))
 
 
-def _calls(example: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
+def _without(text: str, literals: Sequence[str]) -> str:
+    for literal in literals:
+        text = text.replace(literal, "")
+    return text
+
+
+def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
            tags: Mapping[str, int], parallel: bool, harmony: bool) -> Node:
     first = alt(*(speller.call(name, schema, 0) for name, schema in offered))
     later = alt(*(speller.call(name, schema, _IndexProbe()) for name, schema in offered))
-    if example.block is None or harmony:
+    if block is None or harmony:
         if harmony:
             first = _strip_next(first)
             later = _strip_next(later)
         more = seq(split_tags(HARMONY_NEXT, tags), later) if harmony else later
         return seq(first, Star(more)) if parallel else first
-    open_, close = (split_tags(text, tags) for text in example.block)
+    open_, close = (split_tags(text, tags) for text in block)
     if example.block_per_call:
         one, other = seq(open_, first, close), seq(open_, later, close)
         return seq(one, Star(other)) if parallel else one

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Union
 
-__all__ = ["Lit", "Tag", "Json", "Py", "Text", "Until", "Int", "Seq", "Alt", "Opt", "Star", "Plus", "Node", "seq", "alt"]
+__all__ = ["Lit", "Tag", "Json", "Py", "Text", "Until", "Char", "Int", "Seq", "Alt", "Opt", "Star", "Plus", "Node", "seq", "alt"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,13 @@ class Until:
 
 
 @dataclass(frozen=True)
+class Char:
+    """One character that is none of ``excluded`` (content that must not open a bare call)."""
+
+    excluded: str
+
+
+@dataclass(frozen=True)
 class Int:
     """A call index the model writes (Kimi ``functions.N:3``): 1 to 4 digits."""
 
@@ -100,7 +107,7 @@ class Plus:
     item: Node
 
 
-Node = Union[Lit, Tag, Json, Py, Text, Until, Int, Seq, Alt, Opt, Star, Plus]
+Node = Union[Lit, Tag, Json, Py, Text, Until, Char, Int, Seq, Alt, Opt, Star, Plus]
 
 
 def seq(*items: Node) -> Node:

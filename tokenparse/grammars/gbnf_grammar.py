@@ -115,6 +115,8 @@ def _print(expr: Expr, top: bool = False) -> str:
         return expr[1]
     if kind == "class":
         return expr[1]
+    if kind == "notchar":
+        return "[^" + "".join(_class_char(c) for c in expr[1]) + "]"
     if kind == "seq":
         parts = [_print(e) for e in expr[1] if e != ("lit", "")]
         if not parts:

@@ -39,6 +39,12 @@ def regex_escape(text: str) -> str:
     return "".join(out)
 
 
+def _class(ch: str) -> str:
+    if ch in "\\]^-[/":
+        return "\\" + ch
+    return {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(ch, ch)
+
+
 def _starts_with_text(node: Node) -> tuple[str, Node] | None:
     """(leading literal text, the rest) when ``node`` starts with text."""
     if isinstance(node, Lit) and node.text:
@@ -118,6 +124,8 @@ def _print(expr: Expr, top: bool = False) -> str:
         return "/" + PRIMITIVES[expr[1]][1].replace("/", "\\/") + "/"
     if kind == "ref":
         return _name(expr[1])
+    if kind == "notchar":
+        return "/[^" + "".join(_class(c) for c in expr[1]) + "]/"
     if kind == "raw":
         return expr[1]
     if kind == "seq":

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from ..errors import ToolSchemaError
-from .format import Alt, Int, Json, Lit, Node, Opt, Plus, Py, Seq, Star, Tag, Text, Until
+from .format import Alt, Char, Int, Json, Lit, Node, Opt, Plus, Py, Seq, Star, Tag, Text, Until
 from .schema import MAX_RULES, value_rule
 
 __all__ = ["Rules"]
@@ -58,6 +58,8 @@ class Rules:
             return ("tok", node.token_id)
         if isinstance(node, Int):
             return ("re", "index")
+        if isinstance(node, Char):
+            return ("notchar", node.excluded)
         if isinstance(node, Json):
             return self.json(json.loads(node.schema_json))
         if isinstance(node, Py):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .format import Alt, Int, Json, Lit, Node, Opt, Plus, Py, Seq, Star, Tag, Text, Until, text_of
+from .format import Alt, Char, Int, Json, Lit, Node, Opt, Plus, Py, Seq, Star, Tag, Text, Until, text_of
 
 __all__ = ["to_structural_tag"]
 
@@ -22,10 +22,15 @@ def _format(node: Node) -> dict[str, Any]:
         return {"type": "const_string", "value": node.text}
     if isinstance(node, Tag):
         return {"type": "token", "token": node.token_id}
+    if isinstance(node, Char):
+        from .lark_grammar import _class
+
+        return {"type": "regex", "pattern": "[^" + "".join(_class(c) for c in node.excluded) + "]"}
     if isinstance(node, Int):
         return {"type": "regex", "pattern": "[0-9]{1,4}"}
     if isinstance(node, Json):
-        return {"type": "json_schema", "json_schema": json.loads(node.schema_json)}
+        # whitespace between JSON tokens bounded as in the GBNF form (a model cannot pad forever)
+        return {"type": "json_schema", "json_schema": json.loads(node.schema_json), "max_whitespace_cnt": 4}
     if isinstance(node, Py):
         from .gbnf_grammar import to_gbnf
 
