@@ -11,11 +11,11 @@ spelled with ordinary tokens.
 from __future__ import annotations
 
 import pytest
-
-import tokenparse
 from dialects_support import WEATHER_TOOLS, encode
 from grammar_support import gbnf_accepts, llg_accepts, xgr_accepts
 from registry_models import row_model
+
+import tokenparse
 from tokenparse.profiles import get_profile
 
 PROFILES = tokenparse.profile_names()

@@ -6,8 +6,9 @@ import json
 import re
 from pathlib import Path
 
-import tokenparse
 from grammar_support import gbnf_as_lark, llg, llg_tokenizer, xgr_compiler
+
+import tokenparse
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -40,7 +40,10 @@ class _IndexProbe(int):
     def __format__(self, spec: str) -> str:
         return self.MARK
 
-    __str__ = __repr__ = lambda self: self.MARK  # type: ignore[assignment]
+    def __str__(self) -> str:
+        return self.MARK
+
+    __repr__ = __str__
 
     def __add__(self, other: Any) -> _IndexProbe:
         return self

@@ -17,7 +17,7 @@ Nodes are frozen value types; :func:`describe` is the only entry point.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Union
+from typing import Any, Mapping
 
 __all__ = ["Lit", "Tag", "Json", "Py", "Text", "Until", "Char", "Int", "Seq", "Alt", "Opt", "Star", "Plus", "Node", "seq", "alt"]
 
@@ -107,7 +107,7 @@ class Plus:
     item: Node
 
 
-Node = Union[Lit, Tag, Json, Py, Text, Until, Char, Int, Seq, Alt, Opt, Star, Plus]
+Node = Lit | Tag | Json | Py | Text | Until | Char | Int | Seq | Alt | Opt | Star | Plus
 
 
 def seq(*items: Node) -> Node:

@@ -118,7 +118,8 @@ def _expr(sink: RuleSink, schema: Any, syntax: str, depth: int) -> Expr:
         props = schema.get("properties")
         if not isinstance(props, Mapping) or not props:
             return _any(sink, syntax) if kind is None else _object_any(sink, syntax)
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        listed = schema.get("required")
+        required: list[Any] = listed if isinstance(listed, list) else []
         items = []
         for key, sub in props.items():
             if not isinstance(key, str):
