@@ -41,7 +41,10 @@ class _Wrapper:
         table = model.table
         self.tokens = [p if p else (table.literals.get(i) or f"<[unused{i}]>").encode() for i, p in enumerate(_pieces(model))]
         self.special_token_ids = sorted(set(table.added.values()) | {i for i, p in enumerate(table.pieces) if p is None})
-        self.eos_token_id = self.special_token_ids[0] if self.special_token_ids else 0
+        # llguidance gives its EOS token a meaning of its own: one extra ID that no test sends
+        self.eos_token_id = len(self.tokens)
+        self.tokens.append(b"<|test-eos|>")
+        self.special_token_ids.append(self.eos_token_id)
         self.bos_token_id = None
         self._table = table
 

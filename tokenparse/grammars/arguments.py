@@ -65,7 +65,7 @@ class ArgumentSpeller:
         spell = self._spell
         bare = spell(name, [], index)
         one = spell(name, [(KEY, STRING)], index)
-        prefix, suffix = _frame(bare, one)
+        prefix, suffix = _frame(bare, one, self._tags)
         params = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else None
         region = one[len(prefix):len(one) - len(suffix)]
         if prefix.endswith("{") and suffix.startswith("}") and region == f"{json.dumps(KEY)}: {json.dumps(STRING)}":
@@ -151,15 +151,36 @@ def _index_mark() -> str:
     return _IndexProbe.MARK
 
 
-def _frame(bare: str, one: str) -> tuple[str, str]:
-    """Common prefix, then the common suffix of what is left of ``bare``."""
+def _frame(bare: str, one: str, literals: Any = ()) -> tuple[str, str]:
+    """Common prefix, then the common suffix of what is left of ``bare``; neither cuts
+    through a tag literal (``literals``) in either spelling."""
     n = 0
     while n < len(bare) and n < len(one) and bare[n] == one[n]:
         n += 1
+    n = _uncut(n, (bare, one), literals)
     m = 0
     while m < len(bare) - n and bare[len(bare) - 1 - m] == one[len(one) - 1 - m]:
         m += 1
+    while m and (_uncut(len(bare) - m, (bare,), literals) != len(bare) - m
+                 or _uncut(len(one) - m, (one,), literals) != len(one) - m):
+        m -= 1
     return bare[:n], bare[len(bare) - m:]
+
+
+def _uncut(cut: int, texts: Any, literals: Any) -> int:
+    """``cut`` moved back to the start of any tag literal it would split in ``texts``."""
+    moved = True
+    while moved:
+        moved = False
+        for text in texts:
+            for literal in literals:
+                start = text.rfind(literal, 0, cut + len(literal) - 1) if len(literal) > 1 else -1
+                while start >= 0 and start + len(literal) > cut:
+                    if start < cut:
+                        cut, moved = start, True
+                        break
+                    start = text.rfind(literal, 0, start + len(literal) - 1)
+    return cut
 
 
 def _ordered(items: list[tuple[str, Node, bool]], sep: Node) -> Node:

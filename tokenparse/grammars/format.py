@@ -169,4 +169,4 @@ def split_tags(text: str, tags: Mapping[str, int]) -> Node:
 def schema_key(schema: Any) -> str:
     import json
 
-    return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    return json.dumps(schema, separators=(",", ":"))  # key order kept: properties are ordered

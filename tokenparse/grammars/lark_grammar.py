@@ -56,7 +56,7 @@ def _starts_with_text(node: Node) -> tuple[str, Node] | None:
 
 class LarkRules(Rules):
     def json(self, schema: Any) -> Expr:
-        name = self.name_for("json:" + json.dumps(schema, sort_keys=True), "json_v")
+        name = self.name_for("json:" + json.dumps(schema), "json_v")
         if not self.has(name):
             self.define(name, ("raw", "%json " + json.dumps(schema, ensure_ascii=False)))
         return ("ref", name)

@@ -61,7 +61,7 @@ def _lit_value(value: Any, syntax: str) -> str:
 
 def value_rule(sink: RuleSink, schema: Any, syntax: str, depth: int = 0) -> str:
     """The rule name of a ``syntax`` (``"json"`` / ``"py"``) value valid under ``schema``."""
-    key = f"{syntax}-" + json.dumps(schema, sort_keys=True, default=str)
+    key = f"{syntax}-" + json.dumps(schema, default=str)
     name = sink.name_for(key, f"{syntax}-v")
     if sink.has(name):
         return name
