@@ -74,8 +74,17 @@ class ArgumentSpeller:
         if prefix.endswith("{") and suffix.startswith("}") and region == f"{KEY!r}: {STRING!r}":
             return seq(self._lit(prefix[:-1]), Py(schema_key(schema)), self._lit(suffix[1:]))
         required = set(schema.get("required") or ()) if isinstance(schema.get("required"), list) else set()
-        items = [(key, self._param(name, prefix, suffix, index, key, sub), key in required)
-                 for key, sub in (params or {}).items()]
+        items = []
+        for key, sub in (params or {}).items():
+            try:
+                node = self._param(name, prefix, suffix, index, key, sub)
+            except ToolSchemaError:
+                # a value the speller nests in the format's own syntax (MiniMax-M3 writes
+                # arrays as elements): an optional one is left out of the grammar
+                if key in required:
+                    raise
+                continue
+            items.append((key, node, key in required))
         sep = self._separator(name, prefix, suffix, index)
         return seq(self._lit(prefix), _ordered(items, sep), self._lit(suffix))
 

@@ -126,6 +126,9 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
         return _harmony(example, tags, excludes, calls, forced, reasoning)
     think = _reasoning(bound, tags, excludes, reasoning, controls)
     content: Node = Text(excludes, controls)
+    if any(example.say):  # the row's content wrapper (ERNIE <response>), written or not
+        wrapped = seq(split_tags(example.say[0], tags), Until(excludes, split_tags(example.say[1], tags), controls))
+        content = alt(content, wrapped)
     if getattr(bound, "implicit_json_call", False):
         # a response that starts with a call envelope is a call (Llama 3 JSON, pythonic):
         # content must not start like one
@@ -138,6 +141,15 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
         body = calls
     else:
         body = seq(content, Opt(calls))
+        if any(example.say):  # the calls inside the content wrapper (Hunyuan-A13B <answer>)
+            inside = seq(Opt(Lit("\n")), split_tags(example.say[0], tags), Text(excludes, controls), Opt(calls), Opt(Lit("\n")),
+                         split_tags(example.say[1], tags))
+            body = alt(body, inside)
+    if calls is not None:
+        body = seq(body, Opt(Lit("\n")))  # the template's newline after the last block
+    declaration = getattr(bound, "dialect", None)
+    for end in getattr(declaration, "end_tags", ()) or ():  # the message's own end (Kimi K3)
+        body = seq(body, Opt(split_tags(end, tags)))
     return seq(think, body) if think is not None else body
 
 
@@ -183,6 +195,8 @@ def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence
         return seq(first, Star(more)) if parallel else first
     open_, close = (split_tags(text, tags) for text in block)
     if example.block_per_call:
+        if example.call("f", [], 0).startswith("{"):  # a JSON payload: a newline may pad it
+            first, later = (seq(Opt(Lit("\n")), node, Opt(Lit("\n"))) for node in (first, later))
         one, other = seq(open_, first, close), seq(open_, later, close)
         return seq(one, Star(other)) if parallel else one
     return seq(open_, first, Star(later), close) if parallel else seq(open_, first, close)
@@ -215,7 +229,9 @@ def _harmony(example: Any, tags: Mapping[str, int], excludes: tuple[str, ...], c
     elif forced:
         body = calls
     else:
-        body = alt(final, calls)
+        # a preamble before the calls: the commentary message without a recipient
+        preamble = message((example.say[0].replace("<|channel|>final", "<|channel|>commentary"), example.say[1]))
+        body = alt(final, seq(Opt(seq(preamble, nxt)), calls))
     if reasoning and example.think is not None:
         return alt(seq(message(example.think), nxt, body), body)
     return body

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .format import Lit, Node, Opt, Seq, Text, Until, seq, text_of
+from .format import Alt, Lit, Node, Opt, Seq, Text, Until, seq, text_of
 from .rules import Expr, Rules
 from .schema import PRIMITIVES
 
@@ -92,26 +92,32 @@ class LarkRules(Rules):
         before = ("star", ("seq", [self.text(excludes + (stop,)), ("alt", [("tok", i) for i in controls])]))
         return ("seq", [before, lazy, self.lower(rest)])
 
-    def sequence(self, items: tuple[Node, ...]) -> Expr:
-        # free text right before text: one lazy lexeme up to that text (the lexer is greedy)
+    def sequence(self, items: tuple[Node, ...], depth: int = 0) -> Expr:
+        # free text right before text: one lazy lexeme up to that text (the lexer is greedy);
+        # an optional or alternative part after free text is distributed first (a few levels)
         out: list[Expr] = []
-        i = 0
-        while i < len(items):
-            item = items[i]
+        for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
+            if isinstance(item, Alt) and nxt is not None and depth < 4 and any(isinstance(a, Text) for a in item.items):
+                branches = [self.sequence(_flat((option, *items[i + 1:])), depth + 1) for option in item.items]
+                return ("seq", [*out, ("alt", branches)])
             if isinstance(item, Text) and nxt is not None:
-                if _starts_with_text(nxt) is not None:
-                    out.append(self.until(item.excludes, nxt, item.controls))
-                    i += 2
-                    continue
-                if isinstance(nxt, Opt) and i + 2 == len(items) and _starts_with_text(nxt.item) is not None:
-                    out.append(("alt", [self.text(item.excludes, item.controls),
-                                        self.until(item.excludes, nxt.item, item.controls)]))
-                    i += 2
-                    continue
+                rest = items[i + 2:]
+                lead = _starts_with_text(nxt)
+                if lead is not None and any(lead[0].startswith(tag) for tag in item.excludes):
+                    tail = self.sequence(rest, depth) if rest else ("lit", "")
+                    return ("seq", [*out, self.until(item.excludes, nxt, item.controls), tail])
+                if isinstance(nxt, (Opt, Alt)) and depth < 4:
+                    options = [nxt.item, Lit("")] if isinstance(nxt, Opt) else list(nxt.items)
+                    branches = [self.sequence(_flat((item, option, *rest)), depth + 1) for option in options]
+                    return ("seq", [*out, ("alt", branches)])
             out.append(self.lower(item))
-            i += 1
         return ("seq", out)
+
+
+def _flat(items: tuple[Node, ...]) -> tuple[Node, ...]:
+    node = seq(*items)
+    return node.items if isinstance(node, Seq) else (node,)
 
 
 def _print(expr: Expr, top: bool = False) -> str:
