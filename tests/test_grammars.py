@@ -37,6 +37,10 @@ PARIS = [("location", "Paris")]
 KNOWN = {
     ("hunyuan-a13b", "lark"): "text tags around free text: llguidance's greedy lexer cannot end free text "
                               "before an optional '\\n<answer>' written as text",
+    ("inkling", "structural_tag"): "xgrammar 0.2.8 rejects <|end_message|> after the content text when the "
+                                   "content follows an optional header (Lark and GBNF accept it)",
+    **{("muse-glimmer", form): "the prompt's header prefix (<|start|>assistant) is not taken off the first "
+                               "message correctly yet" for form in ("structural_tag", "lark", "gbnf")},
 }
 
 

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ToolSchemaError
 from ..toolset import ToolSet
 from .arguments import ArgumentSpeller
-from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Text, Until, alt, seq, split_tags
+from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Tag, Text, Until, alt, seq, split_tags
 
 __all__ = ["describe", "offered_tools", "tag_tokens"]
 
@@ -113,7 +113,9 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     harmony = getattr(bound, "start_in_header", None) is not None and not hasattr(bound, "role_ids")
     speller = ArgumentSpeller(example.call, tags, excludes, ())
     want_calls = tool_choice != "none" and bool(offered)
-    calls = _calls(example, example.block, speller, offered, tags, parallel_tool_calls, harmony) if want_calls else None
+    joiner = _header_joiner(model, excludes)
+    calls = _calls(example, example.block, speller, offered, tags, parallel_tool_calls, harmony,
+                   joiner) if want_calls else None
     if calls is not None and getattr(bound, "implicit_json_call", False) and example.block is not None:
         # the format's calls may also stand bare, without the tool tags (Llama 3 / 4 JSON)
         tag_literals = [lit for lit in (bound.tool_open, bound.tool_close) if lit]
@@ -140,7 +142,7 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     elif forced:
         body = calls
     else:
-        body = seq(content, Opt(calls))
+        body = seq(content, joiner, Opt(calls))
         if any(example.say):  # the calls inside the content wrapper (Hunyuan-A13B <answer>)
             inside = seq(Opt(Lit("\n")), split_tags(example.say[0], tags), Text(excludes, controls), Opt(calls), Opt(Lit("\n")),
                          split_tags(example.say[1], tags))
@@ -150,7 +152,80 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     declaration = getattr(bound, "dialect", None)
     for end in getattr(declaration, "end_tags", ()) or ():  # the message's own end (Kimi K3)
         body = seq(body, Opt(split_tags(end, tags)))
-    return seq(think, body) if think is not None else body
+    if controls:  # a control token the format ends with (Inkling's end of sampling)
+        body = seq(body, Opt(alt(*(Tag(model.table.literals[i], i) for i in controls))))
+    response = seq(think, joiner, body) if think is not None else body
+    prefilled = _prefilled(example)
+    if prefilled:  # the template wrote the first message's header start (MuseGlimmer)
+        stripped = _after_prefix(response, list(_parts(split_tags(prefilled, tags))))
+        if stripped is not None:
+            response = stripped
+    return response
+
+
+def _prefilled(example: Any) -> str:
+    """The part of the first message's spelling the prompt already holds: the worked example
+    starts inside its reasoning (or content) message's header."""
+    for pair in (example.think, example.say):
+        if pair and pair[0] and not example.text.startswith(pair[0]):
+            opener = pair[0]
+            for k in range(1, len(opener)):
+                if example.text.startswith(opener[k:]) and opener[k:]:
+                    return opener[:k]
+    return ""
+
+
+def _parts(node: Node) -> tuple[Node, ...]:
+    from .format import Seq
+
+    return node.items if isinstance(node, Seq) else (node,)
+
+
+def _after_prefix(node: Node, prefix: list[Node]) -> Node | None:
+    """``node`` with ``prefix`` (literals and tags) taken off its start; ``None`` where no
+    spelling of ``node`` starts with it."""
+    from .format import Seq
+
+    if not prefix:
+        return node
+    head = prefix[0]
+    if isinstance(node, Lit):
+        if isinstance(head, Lit):
+            if node.text.startswith(head.text):
+                return _after_prefix(Lit(node.text[len(head.text):]), prefix[1:])
+            if head.text.startswith(node.text) and node.text:
+                return _after_prefix(Lit(""), [Lit(head.text[len(node.text):]), *prefix[1:]])
+        return None if node.text else None
+    if isinstance(node, Tag):
+        return Lit("") if head == node and len(prefix) == 1 else (
+            _after_prefix(Lit(""), prefix[1:]) if head == node else None)
+    if isinstance(node, Alt):
+        options = [x for x in (_after_prefix(item, prefix) for item in node.items) if x is not None]
+        return alt(*options) if options else None
+    if isinstance(node, Opt):
+        return _after_prefix(node.item, prefix)
+    if isinstance(node, Seq):
+        first, rest = node.items[0], seq(*node.items[1:])
+        options = []
+        taken = _after_prefix(first, prefix)
+        if taken is not None:
+            options.append(seq(taken, rest))
+        if isinstance(first, Opt) or first == Lit(""):
+            skipped = _after_prefix(rest, prefix)
+            if skipped is not None:
+                options.append(skipped)
+        return alt(*options) if options else None
+    return None
+
+
+def _header_joiner(model: Any, excludes: tuple[str, ...]) -> Node:
+    """Between two messages of a dialect with message headers (Inkling): the header-open
+    tag and the header's text (a name the parser drops); nothing for other dialects."""
+    ids = [i for i, role in getattr(model.dialect, "header_ids", {}).items() if role == "header"]
+    if not ids:
+        return Lit("")
+    tag = Tag(model.table.literals[ids[0]], ids[0])
+    return Opt(seq(tag, Text(excludes)))
 
 
 def _excludes(bound: Any, tags: Mapping[str, int]) -> tuple[str, ...]:
@@ -184,7 +259,7 @@ def _without(text: str, literals: Sequence[str]) -> str:
 
 
 def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
-           tags: Mapping[str, int], parallel: bool, harmony: bool) -> Node:
+           tags: Mapping[str, int], parallel: bool, harmony: bool, joiner: Node = Lit("")) -> Node:
     first = alt(*(speller.call(name, schema, 0) for name, schema in offered))
     later = alt(*(speller.call(name, schema, _IndexProbe()) for name, schema in offered))
     if block is None or harmony:
@@ -197,7 +272,7 @@ def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence
     if example.block_per_call:
         if example.call("f", [], 0).startswith("{"):  # a JSON payload: a newline may pad it
             first, later = (seq(Opt(Lit("\n")), node, Opt(Lit("\n"))) for node in (first, later))
-        one, other = seq(open_, first, close), seq(open_, later, close)
+        one, other = seq(open_, first, close), seq(joiner, open_, later, close)
         return seq(one, Star(other)) if parallel else one
     return seq(open_, first, Star(later), close) if parallel else seq(open_, first, close)
 

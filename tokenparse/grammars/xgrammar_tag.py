@@ -39,7 +39,7 @@ def _format(node: Node) -> dict[str, Any]:
         return {"type": "any_text", "excludes": list(node.excludes)}
     if isinstance(node, Until):
         return {"type": "sequence", "elements": [
-            {"type": "any_text", "excludes": list(node.excludes) + [text_of(node.end)]}, _format(node.end)]}
+            {"type": "any_text", "excludes": list(dict.fromkeys((*node.excludes, text_of(node.end))))}, _format(node.end)]}
     if isinstance(node, Seq):
         return {"type": "sequence", "elements": [_format(item) for item in node.items]}
     if isinstance(node, Alt):
