@@ -26,6 +26,7 @@ __all__ = ["describe", "offered_tools", "tag_tokens"]
 
 HARMONY_NEXT = "<|start|>assistant"
 #: what a bare call may start with (after whitespace): a JSON object or a list
+EMPTY: Node = Lit("")
 BARE_CALL_START = "[{ \t\n"
 
 
@@ -259,7 +260,7 @@ def _without(text: str, literals: Sequence[str]) -> str:
 
 
 def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
-           tags: Mapping[str, int], parallel: bool, harmony: bool, joiner: Node = Lit("")) -> Node:
+           tags: Mapping[str, int], parallel: bool, harmony: bool, joiner: Node = EMPTY) -> Node:
     first = alt(*(speller.call(name, schema, 0) for name, schema in offered))
     later = alt(*(speller.call(name, schema, _IndexProbe()) for name, schema in offered))
     if block is None or harmony:
