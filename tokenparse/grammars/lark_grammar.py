@@ -104,7 +104,8 @@ class LarkRules(Rules):
             if isinstance(item, Text) and nxt is not None:
                 rest = items[i + 2:]
                 lead = _starts_with_text(nxt)
-                if lead is not None and any(lead[0].startswith(tag) for tag in item.excludes):
+                # only text that opens a tag (written as text): free text never contains it
+                if lead is not None and any(lead[0].startswith(tag) or tag.startswith(lead[0]) for tag in item.excludes):
                     tail = self.sequence(rest, depth) if rest else ("lit", "")
                     return ("seq", [*out, self.until(item.excludes, nxt, item.controls), tail])
                 if isinstance(nxt, (Opt, Alt)) and depth < 4:
