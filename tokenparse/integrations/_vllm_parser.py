@@ -273,7 +273,8 @@ class TokenparseHarmonyParser(_TokenparseParsing, HarmonyParser):
     """gpt-oss in Chat Completions: tokenparse's Harmony decoder instead of openai-harmony's.
 
     Still a ``HarmonyParser``: ``adjust_request`` (Harmony's output-format and structural
-    tags) is vLLM's, and the Responses API, which drives ``process_chunk``/``flush``
+    tags) is vLLM's, then tokenparse's tag for forced or strict tool calls
+    (:func:`tokenparse_structured_outputs`), and the Responses API, which drives ``process_chunk``/``flush``
     through its own ``HarmonyContext``, keeps vLLM's Harmony path unchanged.
     """
 
