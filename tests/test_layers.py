@@ -20,8 +20,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("payload grammars", ("tokenparse.tools", "tokenparse.json")),
     ("assembly", ("tokenparse.assembly", "tokenparse.toolset", "tokenparse.messages")),
     ("registry", ("tokenparse.dialects", "tokenparse.detection")),
-    # the API and the features its objects offer as methods (Model.parse_batch, Parser.snapshot)
-    ("api", ("tokenparse.api", "tokenparse.batch", "tokenparse.snapshot")),
+    # the API and the features its objects offer as methods (Model.parse_batch, Parser.snapshot,
+    # Model.structural_tag)
+    ("api", ("tokenparse.api", "tokenparse.batch", "tokenparse.snapshot", "tokenparse.grammars")),
     # adapters, CLI, explain, the package's own __init__, and any module not listed above
     ("application", ("tokenparse.adapters", "tokenparse.cli", "tokenparse.explain", "tokenparse")),
     ("integrations", ("tokenparse.integrations",)),

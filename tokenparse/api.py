@@ -164,6 +164,28 @@ class Model:
         return resume_parser(self, snapshot, key=key, tools=tools, tool_choice=tool_choice, context=context,
                              max_age=max_age, id_factory=id_factory, limits=limits)
 
+    def structural_tag(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+                       parallel_tool_calls: bool = True) -> dict[str, Any]:
+        """An xgrammar structural tag constraining a response to this profile's format (tags as
+        their token IDs, arguments per each tool's schema); see :mod:`tokenparse.grammars`."""
+        from .grammars import structural_tag
+
+        return structural_tag(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+
+    def gbnf(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+             parallel_tool_calls: bool = True) -> str:
+        """The same constraint as :meth:`structural_tag`, as a llama.cpp GBNF grammar."""
+        from .grammars import gbnf
+
+        return gbnf(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+
+    def lark(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+             parallel_tool_calls: bool = True) -> str:
+        """The same constraint as :meth:`structural_tag`, as an llguidance Lark grammar."""
+        from .grammars import lark
+
+        return lark(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+
     def segments(
         self, token_ids: Sequence[int], prompt_token_ids: Sequence[int] | None = None, *, strict: bool = False
     ) -> list[Segment]:

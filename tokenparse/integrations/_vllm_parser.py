@@ -29,7 +29,7 @@ import tokenparse
 from ._vllm_models import model_for
 
 __all__ = ["TokenparseToolParser", "TokenparseGptOssToolParser", "TokenparseTagParser", "TokenparseHarmonyParser",
-           "is_grammar_constrained"]
+           "is_grammar_constrained", "tokenparse_structured_outputs"]
 
 #: profile -> the structural-tag model vLLM's own parser for that format uses, so requests
 #: with ``tool_choice`` required/named are constrained to the model's native call syntax
@@ -90,6 +90,39 @@ def is_grammar_constrained(request: Any) -> bool:
     if callable(extract):
         return extract() is not None
     return getattr(request, "structured_outputs", None) is not None
+
+
+def user_structured_outputs(request: Any) -> bool:
+    extract = getattr(request, "extract_structured_outputs", None)
+    return (extract() if callable(extract) else getattr(request, "structured_outputs", None)) is not None
+
+
+def tokenparse_structured_outputs(model: tokenparse.Model, request: Any, *, user_constrained: bool) -> Any:
+    """Constrain a request that forces a call (``tool_choice`` required or named) or offers a
+    strict tool with tokenparse's structural tag for the profile (``model.structural_tag``:
+    tags as token IDs, arguments per schema), for every profile; it replaces the tag vLLM set
+    for the tool choice. A request that brings its own structured outputs
+    (``user_constrained``) keeps vLLM's handling. Returns the request (changed in place, as
+    vLLM's own ``adjust_request`` does)."""
+    tools = getattr(request, "tools", None)
+    if not tools or user_constrained:
+        return request
+    choice = _tool_choice(getattr(request, "tool_choice", None))
+    dumped = [tool.model_dump() if hasattr(tool, "model_dump") else tool for tool in tools]
+    strict = any((tool.get("function") or {}).get("strict") for tool in dumped if isinstance(tool, dict))
+    forced = choice == "required" or isinstance(choice, dict)
+    if choice == "none" or not (forced or strict):
+        return request
+    import json
+
+    from vllm.sampling_params import StructuredOutputsParams
+
+    kwargs = getattr(request, "chat_template_kwargs", None) or {}
+    reasoning = kwargs.get("enable_thinking", kwargs.get("thinking", True)) is not False
+    tag = model.structural_tag(dumped, choice, reasoning=reasoning,
+                               parallel_tool_calls=getattr(request, "parallel_tool_calls", True) is not False)
+    request.structured_outputs = StructuredOutputsParams(structural_tag=json.dumps(tag))
+    return request
 
 
 def _tool_choice(choice: Any) -> Any:
@@ -229,14 +262,26 @@ class TokenparseTagParser(_TokenparseParsing, DelegatingParser):
     """Text-tag profiles. ``DelegatingParser`` contributes only ``adjust_request`` (vLLM's
     structural tags for required/named ``tool_choice``); every parsing method is ours."""
 
+    def adjust_request(self, request: Any) -> Any:
+        # vLLM's own, then tokenparse's structural tag where it applies (every profile, tags by ID)
+        user = user_structured_outputs(request)
+        request = super().adjust_request(request)
+        return tokenparse_structured_outputs(self._tp_model, request, user_constrained=user)
+
 
 class TokenparseHarmonyParser(_TokenparseParsing, HarmonyParser):
     """gpt-oss in Chat Completions: tokenparse's Harmony decoder instead of openai-harmony's.
 
     Still a ``HarmonyParser``: ``adjust_request`` (Harmony's output-format and structural
-    tags) is vLLM's, and the Responses API drives the inherited ``process_chunk``/``flush``
-    through its own ``HarmonyContext``, on the ``StreamableParser`` that
-    ``_vllm_harmony.install_harmony`` puts into vLLM's Harmony utilities.
+    tags) is vLLM's, then tokenparse's tag for forced or strict tool calls
+    (:func:`tokenparse_structured_outputs`); the Responses API drives the inherited
+    ``process_chunk``/``flush`` through its own ``HarmonyContext``, on the ``StreamableParser``
+    that ``_vllm_harmony.install_harmony`` puts into vLLM's Harmony utilities.
     """
 
     tokenparse_profile = "gpt-oss"
+
+    def adjust_request(self, request: Any) -> Any:
+        user = user_structured_outputs(request)
+        request = super().adjust_request(request)
+        return tokenparse_structured_outputs(self._tp_model, request, user_constrained=user)

@@ -1,0 +1,116 @@
+"""Grammar fuzz with a real engine: a tiny random-weight Qwen3 in vLLM samples freely (no
+script) under tokenparse's structural tags, and every completion is parsed by ID
+(``subtoken_tags`` off) into calls to offered tools with schema-valid arguments.
+
+Random weights under a grammar are a hostile model: whatever the grammar lets through, it
+eventually writes. Three profiles share the Qwen3 vocabulary and so one server: ``qwen3``
+(JSON envelope), ``qwen3-coder`` (XML parameters) and ``qwen3.5`` (XML, a template that
+opens reasoning). Each is sampled with many seeds under its own tag, sent as
+``structured_outputs``; then the plugin's own path: ``tool_choice`` required through
+``--tool-call-parser tokenparse``, which sets the profile's tag itself.
+
+The tools' values are short by schema (an enum, bounded integers, a boolean) so that a
+random model finishes its calls within the token budget; a completion cut by the budget
+(``finish_reason`` length) is counted, not checked, and most must finish.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from vllm_support import TOKENPARSE_FLAGS, VllmServer, start_all
+
+import tokenparse
+
+jsonschema = pytest.importorskip("jsonschema")
+
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "strict": True, "parameters": {
+        "type": "object", "properties": {"location": {"type": "string", "enum": ["Paris", "Tokyo", "Lima"]},
+                                         "days": {"type": "integer", "minimum": 1, "maximum": 14}},
+        "required": ["location"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "set_alarm", "strict": True, "parameters": {
+        "type": "object", "properties": {"on": {"type": "boolean"}, "hour": {"type": "integer", "minimum": 0, "maximum": 23}},
+        "required": ["on", "hour"], "additionalProperties": False}}},
+    {"type": "function", "function": {"name": "get_time", "strict": True, "parameters": {
+        "type": "object", "properties": {}, "additionalProperties": False}}},
+]
+SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in TOOLS}
+PROFILES = ("qwen3", "qwen3-coder", "qwen3.5")
+SEEDS = range(12)
+MAX_TOKENS = 200
+
+
+@pytest.fixture(scope="module")
+def server(vllm_py, vllm_models, vllm_logs):
+    (srv,) = start_all([VllmServer(vllm_py, vllm_models / "qwen3", "qwen3-grammar", TOKENPARSE_FLAGS, vllm_logs)])
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def tokenizer_path(vllm_models):
+    return str(vllm_models / "qwen3" / "tokenizer.json")
+
+
+def _client(server):
+    from openai import OpenAI
+
+    return OpenAI(base_url=server.base_url, api_key="unused", max_retries=0, timeout=300)
+
+
+def _check_calls(calls, profile: str, seed: int) -> None:
+    assert calls, f"{profile} seed {seed}: no call under tool_choice=required"
+    for name, arguments in calls:
+        assert name in SCHEMAS, f"{profile} seed {seed}: call to {name!r}, not offered"
+        jsonschema.validate(json.loads(arguments), SCHEMAS[name])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_free_sampling_under_the_structural_tag_parses(server, tokenizer_path, profile):
+    model = tokenparse.load(profile, tokenizer=tokenizer_path)
+    # reasoning off: a random model would practically never sample the one </think> token;
+    # the prompt is taken to have closed the span (what reasoning=False means)
+    tag = model.structural_tag(TOOLS, "required", reasoning=False)
+    close = model.table.id_of("</think>")
+    prompt_ids = [close] if getattr(model.dialect, "default_start", "") == "reasoning" else None
+    finished = 0
+    for seed in SEEDS:
+        response = _client(server).chat.completions.create(
+            model=server.name, messages=[{"role": "user", "content": "Call a tool."}],
+            max_tokens=MAX_TOKENS, temperature=1.0, seed=seed,
+            extra_body={"structured_outputs": {"structural_tag": json.dumps(tag)}, "return_token_ids": True},
+        )
+        choice = response.choices[0]
+        ids = list((choice.model_extra or {}).get("token_ids") or [])
+        assert ids, "no token_ids in the response (return_token_ids)"
+        if choice.finish_reason == "length":
+            continue
+        finished += 1
+        parser = model.parser(TOOLS, "required", prompt_ids)
+        parser.feed(ids)
+        parser.finish()
+        message = parser.result()
+        assert not [d for d in parser.diagnostics if d.code == "unknown_tool"], parser.diagnostics
+        _check_calls([(c.function.name, c.function.arguments) for c in message.tool_calls], profile, seed)
+    assert finished >= len(SEEDS) // 2, f"{profile}: only {finished} of {len(SEEDS)} completions finished"
+
+
+def test_the_plugin_constrains_required_tool_choice(server):
+    """``--tool-call-parser tokenparse``: the plugin sets the profile's tag (qwen3) itself."""
+    finished = 0
+    for seed in SEEDS:
+        response = _client(server).chat.completions.create(
+            model=server.name, messages=[{"role": "user", "content": "Call a tool."}], tools=TOOLS,
+            tool_choice="required", max_tokens=MAX_TOKENS, temperature=1.0, seed=seed,
+            extra_body={"chat_template_kwargs": {"enable_thinking": False}},
+        )
+        choice = response.choices[0]
+        if choice.finish_reason == "length":
+            continue
+        finished += 1
+        calls = [(c.function.name, c.function.arguments) for c in choice.message.tool_calls or []]
+        _check_calls(calls, "plugin", seed)
+    assert finished >= len(SEEDS) // 2

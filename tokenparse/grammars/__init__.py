@@ -1,0 +1,45 @@
+"""Constrained decoding from the profile's own declaration: structural tag, GBNF, Lark.
+
+``model.structural_tag(tools, tool_choice, reasoning=, parallel_tool_calls=)``,
+``model.gbnf(...)`` and ``model.lark(...)`` describe the same constraint for xgrammar (vLLM,
+SGLang), llama.cpp and llguidance. The description is derived once (:mod:`.derive`) and
+printed per form (:mod:`.xgrammar_tag`, :mod:`.gbnf_grammar`, :mod:`.lark_grammar`). See docs/grammars.md.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from .derive import describe
+from .format import Node
+
+__all__ = ["structural_tag", "gbnf", "lark", "response_format"]
+
+
+def response_format(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+                    parallel_tool_calls: bool = True) -> Node:
+    """The format tree (:mod:`.format`) of one response."""
+    return describe(model, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+
+
+def structural_tag(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+                   parallel_tool_calls: bool = True) -> dict[str, Any]:
+    from .xgrammar_tag import to_structural_tag
+
+    return to_structural_tag(response_format(model, tools, tool_choice, reasoning=reasoning,
+                                             parallel_tool_calls=parallel_tool_calls))
+
+
+def gbnf(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+         parallel_tool_calls: bool = True) -> str:
+    from .gbnf_grammar import to_gbnf
+
+    return to_gbnf(response_format(model, tools, tool_choice, reasoning=reasoning,
+                                   parallel_tool_calls=parallel_tool_calls))
+
+
+def lark(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
+         parallel_tool_calls: bool = True) -> str:
+    from .lark_grammar import to_lark
+
+    return to_lark(response_format(model, tools, tool_choice, reasoning=reasoning,
+                                   parallel_tool_calls=parallel_tool_calls))
