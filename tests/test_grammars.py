@@ -16,7 +16,7 @@ from grammar_support import gbnf_accepts, llg_accepts, xgr_accepts
 from registry_models import row_model
 
 import tokenparse
-from tokenparse.profiles import get_profile
+from tokenparse.dialects.registry import get_profile
 
 PROFILES = tokenparse.profile_names()
 FORMS = ("structural_tag", "lark", "gbnf")

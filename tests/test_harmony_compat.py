@@ -104,7 +104,9 @@ def test_rollouts_and_worked_example(harmony_encoding, encode_harmony):
         row = json.loads(line)
         if row.get("token_ids"):
             lockstep(harmony_encoding, row["token_ids"])
-    example = tokenparse.profiles.get_profile("gpt-oss").example
+    from tokenparse.dialects.registry import get_profile
+
+    example = get_profile("gpt-oss").example
     _, ours = lockstep(harmony_encoding, encode_harmony(example.text))
     assert [m.content[0].text for m in ours.messages if m.recipient] == [args for _, args in example.calls]
 

@@ -1,4 +1,4 @@
-"""The calls of a whole row's tool region, for :mod:`tokenparse.batch_fast`: read exactly as
+"""The calls of a whole row's tool region, for :mod:`tokenparse.batch.fast`: read exactly as
 the payload grammars read them, or not at all (``None``: the row goes to the full parser).
 
 Each reader gets the decoded texts between the region's marks and returns ``(name,

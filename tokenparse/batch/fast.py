@@ -13,7 +13,7 @@ row shape over those bytes (the marks of its tags spelled out, text as "no ``FF`
 cuts reasoning, content and the tool region; one ``findall`` of the calls in that region;
 one strict UTF-8 decode per span (a character cut by a tag fails it); the ``</think>``
 position by one ``list.index`` in a window around where its byte offset puts it (the whole
-row when it is not there); each call by :mod:`tokenparse.batch_calls` (the C JSON scanner,
+row when it is not there); each call by :mod:`tokenparse.batch.calls` (the C JSON scanner,
 arguments sliced from the text exactly as the grammar emits them). Call ids are drawn and
 the pydantic objects made (:mod:`tokenparse.messages.fast`) only once the row is taken.
 

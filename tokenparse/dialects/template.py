@@ -23,7 +23,7 @@ naming the entry: regular-expression anchors (``open_pattern``...), lists of alt
 anchors, the ``xml-inline`` / ``kv-lines`` content parsers, ``content_args``, transforms that
 build anything but an envelope, ``join``, and fields other than the three above. Those are
 text rules over decoded output, not tags; a model that needs them is declared with a
-TOML / JSON dialect file instead (:mod:`tokenparse.dialects_file`).
+TOML / JSON dialect file instead (:mod:`tokenparse.dialects.file`).
 """
 from __future__ import annotations
 

@@ -98,7 +98,7 @@ def _names_in_order(tools: Any) -> list[str]:
 
 def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, parallel_tool_calls: bool) -> Node:
     """The format tree of one response of ``model``'s profile under these options."""
-    from ..profiles import get_profile
+    from ..dialects.registry import get_profile
 
     example = get_profile(model.name).example
     if example is None:

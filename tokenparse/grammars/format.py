@@ -7,7 +7,7 @@ here is written per family: the tree comes from
 * the bound dialect: its reasoning and tool tag literals, which of them this tokenizer has as
   one token (those become :class:`Tag` nodes, i.e. token IDs; the rest is text), and the
   start mode (a template that opens the reasoning span);
-* the registry row's worked example (:class:`~tokenparse.examples.WorkedExample`): its block
+* the registry row's worked example (:class:`~tokenparse.dialects.worked.WorkedExample`): its block
   literals and its call speller, which the conformance suite checks against the parser. A
   call is spelled with the tool's real name and keys, and with one probe value per JSON
   type; where the probe lands is where the argument grammar goes (:mod:`.arguments`).
