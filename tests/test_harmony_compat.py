@@ -416,3 +416,13 @@ def test_docs_examples_run():
     assert len(blocks) == 2
     for block in blocks:
         exec(compile(block, "docs/harmony-compat.md", "exec"), {})
+
+
+@pytest.mark.parametrize("text", [
+    "<|start|>python to=assistant<|channel|>analysis<|message|><|end|>",
+    "<|start|>python to=assistant<|channel|>analysis <|constrain|>json<|message|>x<|end|>",
+])
+def test_a_tool_author_named_like_a_content_type_is_the_author(harmony_encoding, encode_harmony, text):
+    """Found by the conversation property: ``python`` where the role stands is the tool's
+    name, not the message's content type (the decoder reads a lone header word as one)."""
+    lockstep(harmony_encoding, encode_harmony(text), role=None)

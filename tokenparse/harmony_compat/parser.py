@@ -166,6 +166,8 @@ class StreamableParser:
             items = self._log.items
             if name is not None and items and items[-1].code == "stray_header_words" and items[-1].text == name:
                 items.pop()  # a tool's name where the role stands is its author, not a stray word
+            if name is not None and content_type == name and b"<|constrain|>" not in self._header_text():
+                content_type = None  # the author's name (``python to=assistant``), not a content type
         self._next_role = None
         self._author = Author(role=role, name=name)
         self.current_role = role
@@ -189,6 +191,9 @@ class StreamableParser:
         self.current_role = self.current_channel = self.current_recipient = self.current_content_type = None
         self._delta = None  # the delta goes back to None (openai-harmony: a stop token)
         self.last_content_delta = None
+
+    def _header_text(self) -> bytes:
+        return b"".join(_piece(self._table, t) for t in self._header)
 
     def _role_of_header(self, bare: bool) -> tuple[Any, str | None]:
         """openai-harmony's author for a header read without a given role: its first word
