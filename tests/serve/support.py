@@ -11,7 +11,7 @@ takes it) drives it, as the real engine's scripted-logits processor is driven:
 * ``fail_after``: drop the connection after that many steps (the engine dying);
 * ``hang``: after the script, send nothing and wait (until the gateway closes the request);
 * ``status``: answer this HTTP status with an error body instead;
-* ``delay``: seconds between steps.
+* ``delay``: seconds between steps; ``delay_first``: seconds before the first one.
 
 ``Stub.requests`` keeps every body received; ``Stub.closed`` counts requests whose
 connection the gateway closed before the end; ``Stub.active`` the requests in progress.
@@ -76,6 +76,8 @@ class Stub:
         await response.prepare(request)
         self.active += 1
         try:
+            if xargs.get("delay_first"):
+                await asyncio.sleep(float(xargs["delay_first"]))
             steps = [out[i:i + chunk] for i in range(0, len(out), chunk)] or [[]]
             for n, ids in enumerate(steps):
                 if xargs.get("fail_after") is not None and n >= int(xargs["fail_after"]):
@@ -146,7 +148,7 @@ class Background:
 
         from tokenparse.serve.app import GatewayConfig, create_app
 
-        runner = web.AppRunner(self.stub.app())
+        runner = web.AppRunner(self.stub.app(), handler_cancellation=True)  # a closed connection cancels the handler
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", self.stub_port).start()
         config = GatewayConfig(engine=self.engine, upstream=self.upstream, model=str(self.model_dir), **self.config)

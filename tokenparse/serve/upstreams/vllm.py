@@ -14,12 +14,12 @@ step with the usage).
 """
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar
+from typing import Any, AsyncIterator, Callable, ClassVar
 
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "token_logprobs"]
+__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "choice_steps"]
 
 _FINISH = {"stop": "stop", "length": "length"}
 
@@ -84,43 +84,50 @@ class VllmCompletions(Upstream):
     })
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
-        body = completion_body(request, self.model)
-        held: Step | None = None
-        async for data in post_events(self.session, self.base_url + self.path, body, timeout=self.timeout,
-                                      headers=self.headers()):
-            event = loads(data)
-            if not isinstance(event, dict):
-                raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
-            if "error" in event:
-                raise UpstreamError(f"upstream error: {_message(event['error'])}")
-            choices = event.get("choices") or []
-            usage = event.get("usage")
-            if choices:
-                choice = choices[0]
-                ids = choice.get("token_ids")
-                if not isinstance(ids, list):
-                    raise UpstreamError("upstream chunk has no token_ids (is return_token_ids supported? vLLM >= 0.10)")
-                logprobs = token_logprobs(ids, choice.get("logprobs")) if request.logprobs is not None else None
-                reason = choice.get("finish_reason")
-                if reason is not None and reason not in _FINISH:
-                    raise UpstreamError(f"upstream finished with {reason!r}")
-                step = Step(ids, logprobs, _FINISH.get(reason) if reason else None)
-                if step.finish_reason is None:
-                    if ids:
-                        yield step
-                    continue
-                held = step
-            if isinstance(usage, dict) and held is not None:
-                yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
-                           usage.get("completion_tokens"))
-                held = None
-                return
-        if held is None:
-            raise UpstreamError("upstream stream ended without a finish_reason")
-        yield held
+        events = post_events(self.session, self.base_url + self.path, completion_body(request, self.model),
+                             timeout=self.timeout, headers=self.headers())
+        reader = token_logprobs if request.logprobs is not None else None
+        async for step in choice_steps(events, reader):
+            yield step
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
+
+
+async def choice_steps(events: AsyncIterator[bytes],
+                       logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> AsyncIterator[Step]:
+    """Steps from vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last
+    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``."""
+    held: Step | None = None
+    async for data in events:
+        event = loads(data)
+        if not isinstance(event, dict):
+            raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
+        if "error" in event:
+            raise UpstreamError(f"upstream error: {_message(event['error'])}")
+        choices = event.get("choices") or []
+        usage = event.get("usage")
+        if choices:
+            choice = choices[0]
+            ids = choice.get("token_ids")
+            if not isinstance(ids, list) or not all(type(t) is int for t in ids):
+                raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
+            reason = choice.get("finish_reason")
+            if reason is not None and reason not in _FINISH:
+                raise UpstreamError(f"upstream finished with {str(reason)[:40]!r}")
+            step = Step(ids, logprobs(ids, choice.get("logprobs")) if logprobs else None, _FINISH.get(reason or ""))
+            if step.finish_reason is None:
+                if ids:
+                    yield step
+                continue
+            held = step
+        if isinstance(usage, dict) and held is not None:
+            yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
+                       usage.get("completion_tokens"))
+            return
+    if held is None:
+        raise UpstreamError("upstream stream ended without a finish_reason")
+    yield held
 
 
 def _message(error: Any) -> str:
