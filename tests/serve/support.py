@@ -11,7 +11,8 @@ takes it) drives it, as the real engine's scripted-logits processor is driven:
 * ``fail_after``: drop the connection after that many steps (the engine dying);
 * ``hang``: after the script, send nothing and wait (until the gateway closes the request);
 * ``status``: answer this HTTP status with an error body instead;
-* ``delay``: seconds between steps; ``delay_first``: seconds before the first one.
+* ``delay``: seconds between steps; ``delay_first``: seconds before the first one;
+* ``ignore_stops``: go on past the request's stop IDs (as an engine that stops by string only).
 
 ``Stub.requests`` keeps every body received; ``Stub.closed`` counts requests whose
 connection the gateway closed before the end; ``Stub.active`` the requests in progress.
@@ -69,7 +70,7 @@ class Stub:
             if limit is not None and len(out) >= limit:
                 break
             out.append(token)
-            if token in stops:
+            if token in stops and not xargs.get("ignore_stops"):
                 reason = "stop"
                 break
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})

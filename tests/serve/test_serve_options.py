@@ -202,3 +202,27 @@ def test_usage_and_metrics(gpt, encode):
                    'tokenparse_tokens_total{kind="completion"}', "tokenparse_time_to_first_token_seconds_count",
                    "tokenparse_inter_token_latency_seconds_bucket", "tokenparse_requests_in_flight 0"):
         assert needle in text, needle
+
+
+def test_the_gateway_stops_an_engine_that_ignores_stop_ids(gpt, encode):
+    closed = gpt.stub.closed
+    script = _script(encode, "gpt-oss", GPT_ANSWER + "<|start|>assistant<|channel|>final<|message|>More text.", ignore_stops=True,
+                     hang=True)
+    for stream in (False, True):
+        out = _openai(gpt).chat.completions.create(model="m", messages=USER, stream=stream, extra_body=script)
+        if stream:
+            chunks = list(out)
+            content = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            finish = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+        else:
+            content, finish = out.choices[0].message.content, [out.choices[0].finish_reason]
+        assert (content, finish) == ("Sunny and warm.", ["stop"])
+    assert gpt.wait_for(lambda: gpt.stub.closed == closed + 2)  # the upstream requests were closed
+
+
+def test_anthropic_count_tokens(gpt):
+    count = _anthropic(gpt).messages.count_tokens(model="m", messages=USER)
+    from tokenparse.serve.convert_anthropic import anthropic_conversation
+    from tokenparse.serve.render_harmony import HarmonyRenderer
+
+    assert count.input_tokens == len(HarmonyRenderer().render(anthropic_conversation({"messages": USER, "max_tokens": 1})))
