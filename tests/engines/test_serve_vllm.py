@@ -207,3 +207,15 @@ def test_client_disconnect_aborts_the_engine_request(engine):
     # aborted, not finished: far fewer than the 700 scripted tokens were generated
     generated = _metric(server, "vllm:generation_tokens_total") - generated_before
     assert 5 <= generated < 600, generated
+
+
+def test_without_max_tokens_the_answer_is_not_cut_at_16(engine):
+    model, _, _, gateway, encode = engine
+    opening = "<|channel|>final<|message|>" if model == "gpt-oss" else ""
+    end = "<|return|>" if model == "gpt-oss" else "<|im_end|>"
+    script = encode(opening) + encode(" hello") * 40 + encode(end)
+    completion = _openai(gateway).chat.completions.create(model=model, messages=USER,
+                                                         extra_body={"vllm_xargs": {"script": script}})
+    assert completion.usage.completion_tokens == len(script)
+    assert completion.choices[0].message.content == " hello" * 40
+    assert completion.choices[0].finish_reason == "stop"

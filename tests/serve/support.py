@@ -48,7 +48,15 @@ class Stub:
         app = web.Application()
         app.router.add_post("/v1/completions", self.completions)
         app.router.add_get("/health", self.health)
+        app.router.add_get("/v1/models", self.models)
         return app
+
+    #: the context length the stub reports, as vLLM's /v1/models does
+    MAX_MODEL_LEN = 1024
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "stub", "object": "model",
+                                                               "max_model_len": self.MAX_MODEL_LEN}]})
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
