@@ -92,3 +92,11 @@ def test_serve_command_with_two_workers(models, encode):
             output = proc.communicate(timeout=60)[0]
     assert "profile gpt-oss" in output
     assert "Two workers." not in output and "hi" not in output.split()  # prompts and outputs are not logged
+
+
+def test_the_core_cli_does_not_import_the_server_packages():
+    code = ("import sys, tokenparse, tokenparse.cli; tokenparse.cli.build_argparser(); "
+            "print(sorted(m for m in ('starlette', 'uvicorn', 'aiohttp', 'orjson', 'jinja2', 'openai_harmony') if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"

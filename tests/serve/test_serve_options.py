@@ -228,3 +228,13 @@ def test_anthropic_count_tokens(gpt):
     from tokenparse.serve.render_harmony import HarmonyRenderer
 
     assert count.input_tokens == len(HarmonyRenderer().render(anthropic_conversation({"messages": USER, "max_tokens": 1})))
+
+
+def test_responses_logprobs(gpt, encode):
+    response = _openai(gpt).responses.create(model="m", input="hi", top_logprobs=2, include=["message.output_text.logprobs"],
+                                             extra_body=_script(encode, "gpt-oss", GPT_ANSWER))
+    assert gpt.stub.requests[-1]["logprobs"] == 2
+    part = response.output[0].content[0]
+    assert part.text == "Sunny and warm."
+    assert "".join(e.token for e in part.logprobs) == part.text
+    assert all(e.logprob == -0.25 and len(e.top_logprobs) == 2 for e in part.logprobs)
