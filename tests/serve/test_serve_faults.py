@@ -13,6 +13,8 @@ from support import free_port, running
 
 USER = [{"role": "user", "content": "hi"}]
 FINAL = "<|channel|>final<|message|>Hello there, friend.<|return|>"
+#: the same without its end: with ``hang`` the engine then goes silent in the middle of the answer
+OPEN = "<|channel|>final<|message|>Hello there, friend."
 KEY = "s3cret-key"
 
 
@@ -133,7 +135,7 @@ def test_upstream_killed_before_the_first_token_is_502(bg, encode):
 def test_upstream_silent_times_out(impatient, encode):
     status, text = post(impatient, "/v1/chat/completions", chat_body(encode, delay_first=6), headers={})
     assert status == 504 and json.loads(text)["error"]["code"] == "upstream_timeout"
-    status, text = post(impatient, "/v1/chat/completions", chat_body(encode, stream=True, hang=True), headers={})
+    status, text = post(impatient, "/v1/chat/completions", chat_body(encode, OPEN, stream=True, hang=True), headers={})
     got = events(text)
     assert got[-1] == (None, "[DONE]") and "sent nothing for 3 s" in json.loads(got[-2][1])["error"]["message"]
 
@@ -171,23 +173,35 @@ def _open_stream(bg, body, path="/v1/chat/completions", until=b"data: "):
     received = b""
     while until not in received:
         received += sock.recv(65536)
-    return sock
+    return sock  # (until=b"": return at once)
 
 
 @pytest.mark.parametrize("path,make", [("/v1/chat/completions", chat_body), ("/v1/responses", responses_body),
                                        ("/v1/messages", messages_body)])
 def test_client_disconnect_cancels_the_upstream_request(bg, encode, path, make):
     closed = bg.stub.closed
-    sock = _open_stream(bg, make(encode, stream=True, hang=True), path)
+    sock = _open_stream(bg, make(encode, OPEN, stream=True, hang=True), path)
     assert bg.wait_for(lambda: bg.stub.active == 1)
     sock.close()
     assert bg.wait_for(lambda: bg.stub.closed == closed + 1 and bg.stub.active == 0)
 
 
-def test_disconnect_while_waiting_for_the_first_token(bg, encode):
+@pytest.mark.parametrize("stream", [True, False])
+def test_disconnect_before_the_first_token(bg, encode, stream):
+    """Nothing has been written yet (the engine is still on the prompt, or the answer is not
+    streamed): the gateway notices the closed connection all the same."""
     closed = bg.stub.closed
-    body = chat_body(encode, text="", stream=True, hang=True)
-    sock = _open_stream(bg, body, until=b"\r\n\r\n")  # headers only: no token yet
+    body = chat_body(encode, text="", stream=stream, hang=True)
+    sock = _open_stream(bg, body, until=b"")  # nothing comes back before the first token
+    assert bg.wait_for(lambda: bg.stub.active == 1)
+    sock.close()
+    assert bg.wait_for(lambda: bg.stub.closed == closed + 1 and bg.stub.active == 0)
+
+
+def test_disconnect_from_a_non_streamed_answer(bg, encode):
+    closed = bg.stub.closed
+    sock = _open_stream(bg, chat_body(encode, OPEN, hang=True), until=b"")
+    assert bg.wait_for(lambda: bg.stub.active == 1)
     sock.close()
     assert bg.wait_for(lambda: bg.stub.closed == closed + 1 and bg.stub.active == 0)
 
@@ -195,7 +209,7 @@ def test_disconnect_while_waiting_for_the_first_token(bg, encode):
 # ---------------------------------------------------------------- concurrency cap
 
 def test_concurrency_cap(bg, encode):
-    socks = [_open_stream(bg, chat_body(encode, stream=True, hang=True)) for _ in range(3)]
+    socks = [_open_stream(bg, chat_body(encode, OPEN, stream=True, hang=True)) for _ in range(3)]
     try:
         status, text = post(bg, "/v1/chat/completions", chat_body(encode))
         assert status == 429 and json.loads(text)["error"]["type"] == "rate_limit_error"
@@ -247,7 +261,7 @@ def test_malformed_responses_bodies(bg, body, why):
 
 @pytest.mark.parametrize("body,why", [
     ({"messages": USER}, "max_tokens"),
-    ({"max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}, "role"),
+    ({"max_tokens": 5, "messages": [{"role": "wizard", "content": "x"}]}, "role"),
     ({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]}, "not supported"),
     ({"max_tokens": 5, "messages": USER, "thinking": {"type": "enabled", "budget_tokens": "lots"}}, "budget_tokens"),
 ])

@@ -58,6 +58,10 @@ class GatewayConfig:
     upstream_timeout: float = 600.0
 
 
+class ClientGone(Exception):
+    """The client disconnected before its answer was ready."""
+
+
 class SSEResponse:
     """Streams ``chunks`` and watches for the client leaving: then the stream task is
     cancelled and ``chunks`` closed (which closes the upstream request) at once, not at the
@@ -195,25 +199,52 @@ class Gateway:
                 self.metrics.rejected["too_large"] += 1
             return fail(exc.status, exc.message, param=exc.param, code=exc.code)
         try:
-            await generation.open()
+            await self.unless_gone(request, generation.open())
         except UpstreamError as exc:
             return self.upstream_failure(exc, fail)
+        except ClientGone:
+            return Response(status_code=499)
         try:
             if conv.stream and not generation.must_call:
                 self.metrics.requests[(api, 200)] += 1
                 request.state.streaming = True
                 return SSEResponse(generation.sse(), release)
             if conv.stream:
-                text = await generation.buffered()
+                text = await self.unless_gone(request, generation.buffered())
                 self.metrics.requests[(api, 200)] += 1
                 return Response(text, media_type="text/event-stream")
-            result = await generation.complete()
+            result = await self.unless_gone(request, generation.complete())
         except RequestError as exc:
             return fail(exc.status, exc.message, param=exc.param, code=exc.code)
         except UpstreamError as exc:
             return self.upstream_failure(exc, fail)
+        except ClientGone:
+            return Response(status_code=499)
         self.metrics.requests[(api, 200)] += 1
         return Response(orjson.dumps(result), media_type="application/json")
+
+    @staticmethod
+    async def unless_gone(request: Request, work: Any) -> Any:
+        """Await ``work`` unless the client disconnects first: then ``work`` is cancelled
+        (which closes the upstream request) and :class:`ClientGone` raised. Covers the time
+        before the first token and non-streamed answers, where nothing is written that
+        could notice the closed connection."""
+        async def gone() -> None:
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+
+        task, watch = asyncio.ensure_future(work), asyncio.ensure_future(gone())
+        try:
+            await asyncio.wait([task, watch], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not task.done():
+                task.cancel()
+            watch.cancel()
+            await asyncio.gather(watch, return_exceptions=True)
+        if not task.done() or task.cancelled():
+            await asyncio.gather(task, return_exceptions=True)
+            raise ClientGone
+        return task.result()
 
     def upstream_failure(self, exc: UpstreamError, fail: Callable[..., Response]) -> Response:
         message = str(exc)
