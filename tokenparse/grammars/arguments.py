@@ -21,7 +21,7 @@ import json
 from typing import Any, Callable, Mapping
 
 from ..errors import ToolSchemaError
-from .format import Int, Json, Lit, Node, Opt, Py, Until, alt, schema_key, seq, split_tags
+from .format import Int, Json, Lit, Node, Opt, Py, Until, _IndexProbe, alt, schema_key, seq, split_tags
 
 __all__ = ["ArgumentSpeller"]
 
@@ -155,8 +155,6 @@ def _string_choices(schema: Any) -> list[str] | None:
 
 
 def _index_mark() -> str:
-    from .derive import _IndexProbe
-
     return _IndexProbe.MARK
 
 

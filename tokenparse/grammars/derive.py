@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 from ..errors import ToolSchemaError
 from ..toolset import ToolSet
 from .arguments import ArgumentSpeller
-from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Tag, Text, Until, alt, seq, split_tags
+from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Tag, Text, Until, _IndexProbe, alt, seq, split_tags
 
 __all__ = ["describe", "offered_tools", "tag_tokens"]
 
@@ -28,28 +28,6 @@ HARMONY_NEXT = "<|start|>assistant"
 #: what a bare call may start with (after whitespace): a JSON object or a list
 EMPTY: Node = Lit("")
 BARE_CALL_START = "[{ \t\n"
-
-
-class _IndexProbe(int):
-    """A call index whose spelling marks where the speller wrote it."""
-
-    MARK = "\x00IDX\x00"
-
-    def __new__(cls) -> _IndexProbe:
-        return super().__new__(cls, 1)
-
-    def __format__(self, spec: str) -> str:
-        return self.MARK
-
-    def __str__(self) -> str:
-        return self.MARK
-
-    __repr__ = __str__
-
-    def __add__(self, other: Any) -> _IndexProbe:
-        return self
-
-    __radd__ = __add__
 
 
 def tag_tokens(model: Any) -> dict[str, int]:
