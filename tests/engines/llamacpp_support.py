@@ -108,7 +108,7 @@ class LlamaServer:
         self.proc: subprocess.Popen | None = None
         self.start_seconds: float | None = None
 
-    def start(self, timeout: float = START_TIMEOUT) -> "LlamaServer":
+    def start(self, timeout: float = START_TIMEOUT) -> LlamaServer:
         with open(self.log_path, "wb") as log:
             started = time.monotonic()
             self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -12,8 +12,7 @@ import asyncio
 import time
 
 import pytest
-
-from llamacpp_support import LlamaServer, build_ggufs, llama_server_path, script_grammar
+from llamacpp_support import LlamaServer, script_grammar
 
 aiohttp = pytest.importorskip("aiohttp")
 
@@ -29,16 +28,14 @@ OUTPUT_TEXT = ('<think>\nThe user wants the weather.\n</think>\n\n<tool_call>\n'
 
 
 @pytest.fixture(scope="module")
-def qwen3(tmp_path_factory):
+def qwen3(llama_server_bin, llamacpp_models, tmp_path_factory):
     """A llama-server on the tiny Qwen3 GGUF, and that model's real tokenizer."""
-    binary = llama_server_path()
-    work = tmp_path_factory.mktemp("llamacpp")
-    gguf = build_ggufs(work, ["qwen3"])["qwen3"]
     from tokenizers import Tokenizer
 
-    server = LlamaServer(binary, gguf, work, "qwen3").start()
+    gguf = llamacpp_models["qwen3"]
+    server = LlamaServer(llama_server_bin, gguf, tmp_path_factory.mktemp("llamacpp-logs"), "qwen3").start()
     try:
-        yield server, Tokenizer.from_file(str(work / "qwen3" / "tokenizer.json"))
+        yield server, Tokenizer.from_file(str(gguf.parent / "qwen3" / "tokenizer.json"))
     finally:
         server.stop()
 
