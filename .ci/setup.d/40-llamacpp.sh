@@ -22,13 +22,17 @@ if [ -x "$DEST/bin/llama-server" ] && [ -f "$DEST/convert/convert_hf_to_gguf.py"
     echo "llama-server $VERSION already built in $DEST"
 else
     start=$SECONDS
+    # an interrupted run leaves $work: its unpacked tree and object files are reused
     work="$CACHE/llamacpp-$VERSION.work"
-    rm -rf "$work" && mkdir -p "$work"
-    PY="$(command -v python3)"
-    "$PY" -m pip download -q --no-binary :all: --no-deps "llama-cpp-python==$VERSION" -d "$work"
-    tar -xzf "$work/llama_cpp_python-$VERSION.tar.gz" -C "$work"
     src="$work/llama_cpp_python-$VERSION/vendor/llama.cpp"
-    echo "sdist fetched and unpacked in $((SECONDS - start)) s"
+    if [ ! -f "$work/unpacked" ]; then
+        rm -rf "$work" && mkdir -p "$work"
+        python3 -m pip download -q --no-binary :all: --no-deps "llama-cpp-python==$VERSION" -d "$work"
+        tar -xzf "$work/llama_cpp_python-$VERSION.tar.gz" -C "$work"
+        rm "$work/llama_cpp_python-$VERSION.tar.gz"
+        touch "$work/unpacked"
+        echo "sdist fetched and unpacked in $((SECONDS - start)) s"
+    fi
     cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release \
         -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \

@@ -13,7 +13,6 @@ llamacpp_support.py). Runs with the project's venv python (torch, transformers, 
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -36,9 +35,7 @@ def write_weights(folder: Path) -> None:
     config = AutoConfig.from_pretrained(folder)
     torch.manual_seed(SEED)
     model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    model.save_pretrained(folder, safe_serialization=True)
-    # save_pretrained rewrites config.json; the tokenizer's files are left as build_models wrote them
-    json.loads((folder / "config.json").read_text())
+    model.save_pretrained(folder, safe_serialization=True)  # also rewrites config.json, same settings
 
 
 def convert(convert_dir: Path, folder: Path, out: Path) -> None:
