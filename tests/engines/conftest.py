@@ -36,7 +36,9 @@ def llama_server_bin():
 
 @pytest.fixture(scope="session")
 def llamacpp_models(llama_server_bin, tmp_path_factory):
-    """The tiny GGUFs (and their Hugging Face folders beside them), built once per session."""
-    from llamacpp_support import build_ggufs
+    """The tiny GGUFs (and their Hugging Face folders beside them), built once per session
+    (``TOKENPARSE_LLAMA_MODELS``: a folder where build_gguf.py already wrote them)."""
+    from llamacpp_support import build_ggufs, prebuilt_ggufs
 
-    return build_ggufs(tmp_path_factory.mktemp("llamacpp-models"), ["qwen3", "gpt-oss"])
+    names = ["qwen3", "gpt-oss"]
+    return prebuilt_ggufs(names) or build_ggufs(tmp_path_factory.mktemp("llamacpp-models"), names)

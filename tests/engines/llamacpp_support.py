@@ -4,7 +4,8 @@ server process, and scripting its output.
 Where things come from: ``.ci/setup.d/40-llamacpp.sh`` builds ``llama-server`` from the
 llama.cpp tree vendored in the pinned ``llama-cpp-python`` sdist and keeps that tree's GGUF
 converter beside it, under ``<repo>/.ci/cache/llamacpp/`` (``TOKENPARSE_LLAMA_SERVER`` and
-``TOKENPARSE_LLAMA_CONVERT`` override the two paths). Missing: the tests skip locally and
+``TOKENPARSE_LLAMA_CONVERT`` override the two paths; ``TOKENPARSE_LLAMA_MODELS`` names a
+folder where build_gguf.py already wrote the models). Missing: the tests skip locally and
 fail when ``CI`` is set, since a skipped engine test counts as missing there.
 :func:`build_ggufs` writes the tiny random-weight models (build_gguf.py) with this
 interpreter, which needs torch and transformers (the project's test venv has both).
@@ -74,6 +75,18 @@ def build_ggufs(out: Path, names: Sequence[str]) -> dict[str, Path]:
     subprocess.run([sys.executable, str(HERE / "build_gguf.py"), str(convert_dir()), str(out), *names],
                    check=True, timeout=1200, env={**os.environ, "PYTHONPATH": str(REPO)})
     return {name: out / f"{name}.gguf" for name in names}
+
+
+def prebuilt_ggufs(names: Sequence[str]) -> dict[str, Path] | None:
+    """``{name: gguf}`` from ``TOKENPARSE_LLAMA_MODELS`` (a build_gguf.py output folder), if set."""
+    folder = os.environ.get("TOKENPARSE_LLAMA_MODELS")
+    if not folder:
+        return None
+    found = {name: Path(folder) / f"{name}.gguf" for name in names}
+    missing = [str(p) for name, p in found.items() if not p.exists() or not (Path(folder) / name).is_dir()]
+    if missing:
+        pytest.fail(f"TOKENPARSE_LLAMA_MODELS={folder} lacks {', '.join(missing)}")
+    return found
 
 
 def free_port() -> int:

@@ -20,7 +20,6 @@ import time
 import urllib.request
 
 import pytest
-
 from llamacpp_support import REPO, LlamaServer, free_port, script_grammar
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
