@@ -17,16 +17,17 @@ start-up fails), get a bounded start-up time, and are stopped by process group.
 Scripting the output (what the tests need: an exact token sequence from a random-weight
 model). llama.cpp's GBNF grammars can name a token by its ID, ``<[151657]>`` (its grammar
 parser reads ``<[`` digits ``]>`` as one terminal matching exactly that token ID, special
-tokens included), so :func:`script_grammar` writes ``root ::= <[a]> <[b]> ...``: at every
+tokens included), so :func:`script` writes ``root ::= <[a]> <[b]> ...``: at every
 step exactly one token is allowed and the sampler must pick it, whatever the weights and the
 temperature. Sampling a token outside the grammar is impossible, not just unlikely, which
 ``logit_bias`` alone would not give (a bias only shifts logits; llama.cpp applies it before
-the other samplers, so one large bias per step would need a request per token). Ending a
-script on an end-of-generation ID (``<|im_end|>`` for Qwen3) stops llama-server there by
-itself (``stop_type: eos``); ``forever=`` appends a repeated token instead, and with
-``ignore_eos`` the generation runs until ``n_predict`` or the client goes away (the stop-ID
-and cancellation tests). A grammar allows an end-of-generation token only once it is
-complete, and ``ignore_eos`` removes those tokens altogether.
+the other samplers, so one large bias per step would need a request per token). A grammar
+allows end-of-generation tokens only once it is complete (and then only those), so the
+script's end (``<|im_end|>`` for Qwen3, ``<|call|>`` for gpt-oss) is not a grammar term but
+a ``logit_bias`` of +100 that picks it among the model's end-of-generation tokens; llama-server
+then stops by itself (``stop_type: eos``). ``forever=`` appends a repeated token instead, and
+with ``ignore_eos`` the generation runs until ``n_predict`` or the client goes away (the
+stop-ID and cancellation tests).
 """
 from __future__ import annotations
 
@@ -103,6 +104,22 @@ def script_grammar(ids: Sequence[int], *, forever: int | None = None) -> str:
     if forever is None:
         return f"root ::= {terms}\n"
     return f"root ::= {terms} tail\ntail ::= <[{int(forever)}]>*\n"
+
+
+def script(ids: Sequence[int], *, eog: int | None = None, forever: int | None = None) -> dict:
+    """llama-server body fields that make it sample exactly ``ids``, then the end-of-generation
+    token ``eog`` (and stop), or ``forever`` repeated until ``n_predict``.
+
+    The end-of-generation token cannot be a grammar term: llama.cpp's grammar sampler allows
+    end-of-generation tokens only once the grammar is complete, and then nothing else; which
+    of the model's several end-of-generation tokens comes then is up to the weights, so a
+    large ``logit_bias`` picks ``eog`` among them."""
+    if forever is not None:
+        return {"grammar": script_grammar(ids, forever=forever), "ignore_eos": True}
+    fields: dict = {"grammar": script_grammar(ids)}
+    if eog is not None:
+        fields["logit_bias"] = {str(int(eog)): 100.0}
+    return fields
 
 
 class LlamaServer:

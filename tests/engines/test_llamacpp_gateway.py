@@ -2,9 +2,9 @@
 gpt-oss and Qwen3 GGUFs converted by llama.cpp's own converter), driven by the official
 ``openai`` SDK.
 
-The engine's output is forced by a token-ID grammar (llamacpp_support.script_grammar) that
-the client sends as llama-server's own ``grammar`` field, which the gateway passes through
-unchanged. The gateway renders the prompt, sends it as token IDs, cuts at the profile's stop
+The engine's output is forced by a token-ID grammar (llamacpp_support.script) that
+the client sends as llama-server's own ``grammar`` and ``logit_bias`` fields (the end token),
+which the gateway passes through unchanged. The gateway renders the prompt, sends it as token IDs, cuts at the profile's stop
 IDs and parses the IDs it gets back; expectations are the texts the scripts were written
 from. Also: a client that disconnects mid-stream makes llama-server stop generating.
 """
@@ -20,7 +20,7 @@ import time
 import urllib.request
 
 import pytest
-from llamacpp_support import REPO, LlamaServer, free_port, script_grammar
+from llamacpp_support import REPO, LlamaServer, free_port, script
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
                                            "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
@@ -110,6 +110,11 @@ def engine(request, llama_server_bin, llamacpp_models, tmp_path_factory):
         server.stop()
 
 
+def forced(ids: list[int]) -> dict:
+    """Body fields forcing ``ids``, the last one being the end-of-generation token."""
+    return script(ids[:-1], eog=ids[-1])
+
+
 def _openai(gateway: Gateway):
     from openai import OpenAI
 
@@ -121,7 +126,7 @@ def test_chat_stream_tool_call_then_answer(engine):
     call, answer = SCRIPTS[model]
     client = _openai(gateway)
     with client.chat.completions.stream(model=model, messages=USER, tools=TOOLS, max_tokens=200, temperature=0.7,
-                                        extra_body={"grammar": script_grammar(encode(call))}) as stream:
+                                        extra_body=forced(encode(call))) as stream:
         for _ in stream:
             pass
         completion = stream.get_final_completion()
@@ -137,7 +142,7 @@ def test_chat_stream_tool_call_then_answer(engine):
          "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
         {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": "sunny, 24 C"}]
     final = client.chat.completions.create(model=model, messages=follow, tools=TOOLS, max_tokens=200,
-                                           extra_body={"grammar": script_grammar(encode(answer))})
+                                           extra_body=forced(encode(answer)))
     assert final.choices[0].message.content == "It is sunny in Paris."
     assert final.choices[0].finish_reason == "stop"
     assert final.usage.completion_tokens == len(encode(answer))
@@ -148,7 +153,7 @@ def test_responses_stream_tool_call(engine):
     call, _ = SCRIPTS[model]
     with _openai(gateway).responses.stream(model=model, input="What is the weather in Paris?", tools=RESPONSES_TOOLS,
                                            max_output_tokens=200,
-                                           extra_body={"grammar": script_grammar(encode(call))}) as stream:
+                                           extra_body=forced(encode(call))) as stream:
         for _ in stream:
             pass
         response = stream.get_final_response()
@@ -160,7 +165,7 @@ def test_max_tokens_is_length(engine):
     model, _, gateway, encode = engine
     _, answer = SCRIPTS[model]
     completion = _openai(gateway).chat.completions.create(
-        model=model, messages=USER, max_tokens=3, extra_body={"grammar": script_grammar(encode(answer))})
+        model=model, messages=USER, max_tokens=3, extra_body=forced(encode(answer)))
     assert completion.choices[0].finish_reason == "length"
     assert completion.usage.completion_tokens == 3
 
@@ -169,9 +174,8 @@ def test_client_disconnect_stops_the_engine(engine):
     model, server, gateway, encode = engine
     opening = "<|channel|>final<|message|>" if model == "gpt-oss" else ""
     n_predict = 3000
-    grammar = script_grammar(encode(opening), forever=encode(" hello")[0])
     body = json.dumps({"model": model, "messages": USER, "stream": True, "max_tokens": n_predict,
-                       "grammar": grammar, "ignore_eos": True}).encode()
+                       **script(encode(opening), forever=encode(" hello")[0])}).encode()
     sock = socket.create_connection(("127.0.0.1", gateway.port), timeout=60)
     sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)

@@ -12,7 +12,7 @@ import asyncio
 import time
 
 import pytest
-from llamacpp_support import LlamaServer, script_grammar
+from llamacpp_support import LlamaServer, script, script_grammar
 
 aiohttp = pytest.importorskip("aiohttp")
 
@@ -77,33 +77,33 @@ def test_registered():
 
 def test_streams_the_scripted_ids(qwen3):
     server, tok = qwen3
-    script = encode(tok, OUTPUT_TEXT) + [IM_END]
-    assert len(script) > 30 and TOOL_CALL_END in script
+    script_ids = encode(tok, OUTPUT_TEXT) + [IM_END]
+    assert len(script_ids) > 30 and TOOL_CALL_END in script_ids
     steps = run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=200, temperature=1.0, seed=7,
-                                                extra={"grammar": script_grammar(script)})))
+                                                extra=script(script_ids[:-1], eog=IM_END))))
     ids = [t for s in steps for t in s.token_ids]
-    assert ids == script
+    assert ids == script_ids
     assert tok.decode(ids[:-1], skip_special_tokens=False) == OUTPUT_TEXT
     assert all(s.finish_reason is None for s in steps[:-1])
     assert steps[-1].finish_reason == "stop" and steps[-1].token_ids == []
-    assert steps[-1].completion_tokens == len(script)
+    assert steps[-1].completion_tokens == len(script_ids)
     assert steps[-1].prompt_tokens == len(encode(tok, PROMPT_TEXT))
 
 
 def test_request_grammar_is_sent_as_gbnf(qwen3):
     server, tok = qwen3
-    script = encode(tok, "Hello there.") + [IM_END]
+    text = encode(tok, "Hello there.")
     steps = run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=50,
-                                                grammar=Grammar("gbnf", script_grammar(script)))))
-    assert [t for s in steps for t in s.token_ids] == script
+                                                grammar=Grammar("gbnf", script_grammar(text)),
+                                                extra={"logit_bias": {str(IM_END): 100.0}})))
+    assert [t for s in steps for t in s.token_ids] == text + [IM_END]
 
 
 def test_max_tokens_finishes_with_length(qwen3):
     server, tok = qwen3
-    script = encode(tok, OUTPUT_TEXT)
-    steps = run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=9,
-                                                extra={"grammar": script_grammar(script)})))
-    assert [t for s in steps for t in s.token_ids] == script[:9]
+    text = encode(tok, OUTPUT_TEXT)
+    steps = run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=9, extra=script(text, eog=IM_END))))
+    assert [t for s in steps for t in s.token_ids] == text[:9]
     assert steps[-1].finish_reason == "length"
 
 
@@ -116,7 +116,7 @@ def test_stop_id_cuts_and_the_engine_stops(qwen3):
     filler = encode(tok, " more")[0]
     n_predict = 6000
     request = GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=n_predict, stop_token_ids=[IM_END, TOOL_CALL_END],
-                              extra={"grammar": script_grammar(head, forever=filler), "ignore_eos": True})
+                              extra=script(head, forever=filler))
     steps = run(collect(server, request))
     ids = [t for s in steps for t in s.token_ids]
     assert ids == head[:cut + 1]
@@ -130,7 +130,7 @@ def test_cancelling_the_stream_stops_the_engine(qwen3):
     filler = encode(tok, " more")[0]
     n_predict = 6000
     request = GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=n_predict,
-                              extra={"grammar": script_grammar([], forever=filler), "ignore_eos": True})
+                              extra=script([], forever=filler))
 
     async def take_some() -> int:
         async with aiohttp.ClientSession() as session:
@@ -155,7 +155,7 @@ def test_cancelled_task_stops_the_engine(qwen3):
     filler = encode(tok, " more")[0]
     n_predict = 6000
     request = GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=n_predict,
-                              extra={"grammar": script_grammar([], forever=filler), "ignore_eos": True})
+                              extra=script([], forever=filler))
 
     async def cancel_midway() -> None:
         async with aiohttp.ClientSession() as session:
@@ -179,11 +179,11 @@ def test_cancelled_task_stops_the_engine(qwen3):
 
 def test_logprobs(qwen3):
     server, tok = qwen3
-    script = encode(tok, "Sunny, 21 degrees.") + [IM_END]
+    text = encode(tok, "Sunny, 21 degrees.")
     steps = run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=50, logprobs=3,
-                                                extra={"grammar": script_grammar(script)})))
+                                                extra=script(text, eog=IM_END))))
     pairs = [(t, lp) for s in steps if s.token_ids for t, lp in zip(s.token_ids, s.logprobs or [])]
-    assert [t for t, _ in pairs] == script
+    assert [t for t, _ in pairs] == text + [IM_END]
     for token_id, lp in pairs:
         assert lp.token_id == token_id and lp.logprob <= 0.0
         assert len(lp.top) == 3 and [v for _, v in lp.top] == sorted((v for _, v in lp.top), reverse=True)
@@ -195,10 +195,9 @@ def test_token_split_inside_a_character_is_an_error_not_a_gap(qwen3):
     server, tok = qwen3
     first, second = tok.token_to_id("Ã"), tok.token_to_id("©")  # byte-level BPE symbols of 0xC3, 0xA9
     assert tok.decode([first, second]) == "é"
-    script = encode(tok, "Caf") + [first, second] + [IM_END]
+    text = encode(tok, "Caf") + [first, second]
     with pytest.raises(UpstreamError, match="UTF-8"):
-        run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=20,
-                                            extra={"grammar": script_grammar(script)})))
+        run(collect(server, GenerateRequest(encode(tok, PROMPT_TEXT), max_tokens=20, extra=script(text, eog=IM_END))))
     wait_idle(server)
 
 
