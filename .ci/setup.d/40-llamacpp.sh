@@ -13,9 +13,9 @@
 # (its assets come from npm or a download), GGML_NATIVE=OFF (the binary does not depend on
 # the building CPU's extensions), static libraries, only the llama-server target.
 #
-# Cost: the build compiles ~250 C++ files (ggml, libllama, common, mtmd, the server); the CPU
-# time is what counts: about 6 min on 2 idle cores with -j2 (TOKENPARSE_BUILD_JOBS), far more
-# on a loaded machine. A second run with the same pin only prints the version.
+# Cost: about 190 C++ files (ggml, libllama, common, mtmd, the server) with -j2
+# (TOKENPARSE_BUILD_JOBS); about 6 min on 2 idle cores, over an hour of wall time on 2 cores
+# shared with other builds. A second run with the same pin only prints the version.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=0.3.36  # llama-cpp-python, whose sdist vendors the llama.cpp tree built here
