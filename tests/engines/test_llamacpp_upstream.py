@@ -11,14 +11,13 @@ from __future__ import annotations
 import asyncio
 import time
 
+import aiohttp
 import pytest
 from llamacpp_support import LlamaServer, script, script_grammar
 
-aiohttp = pytest.importorskip("aiohttp")
-
-from tokenparse.serve.upstreams import UPSTREAMS  # noqa: E402
-from tokenparse.serve.upstreams.base import GenerateRequest, Grammar, Step, UpstreamError  # noqa: E402
-from tokenparse.serve.upstreams.llamacpp import LlamaCppCompletion  # noqa: E402
+from tokenparse.serve.upstreams import UPSTREAMS
+from tokenparse.serve.upstreams.base import GenerateRequest, Grammar, Step, UpstreamError
+from tokenparse.serve.upstreams.llamacpp import LlamaCppCompletion
 
 IM_END = 151645  # Qwen3 <|im_end|>: end of generation for llama.cpp (from the GGUF's metadata)
 TOOL_CALL_END = 151658  # </tool_call>: an ordinary special token for llama.cpp
