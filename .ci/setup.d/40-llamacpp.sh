@@ -41,8 +41,10 @@ else
         -DGGML_NATIVE=OFF -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF \
         -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
-        -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON > "$work/configure.log"
-    cmake --build "$work/build" --target llama-server -j"${TOKENPARSE_BUILD_JOBS:-2}" > "$work/build.log"
+        -DLLAMA_BUILD_TOOLS=ON -DLLAMA_BUILD_SERVER=ON > "$work/configure.log" 2>&1 \
+        || { tail -n 60 "$work/configure.log"; exit 1; }
+    cmake --build "$work/build" --target llama-server -j"${TOKENPARSE_BUILD_JOBS:-2}" > "$work/build.log" 2>&1 \
+        || { tail -n 60 "$work/build.log"; exit 1; }
     rm -rf "$DEST.tmp" && mkdir -p "$DEST.tmp/bin" "$DEST.tmp/convert"
     cp "$work/build/bin/llama-server" "$DEST.tmp/bin/"
     cp -r "$src/convert_hf_to_gguf.py" "$src/conversion" "$src/gguf-py" "$DEST.tmp/convert/"
