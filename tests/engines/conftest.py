@@ -25,3 +25,20 @@ def vllm_models(vllm_py, tmp_path_factory):
 @pytest.fixture(scope="session")
 def vllm_logs(tmp_path_factory):
     return tmp_path_factory.mktemp("vllm-logs")
+
+
+@pytest.fixture(scope="session")
+def llama_server_bin():
+    from llamacpp_support import llama_server_path
+
+    return llama_server_path()
+
+
+@pytest.fixture(scope="session")
+def llamacpp_models(llama_server_bin, tmp_path_factory):
+    """The tiny GGUFs (and their Hugging Face folders beside them), built once per session
+    (``TOKENPARSE_LLAMA_MODELS``: a folder where build_gguf.py already wrote them)."""
+    from llamacpp_support import build_ggufs, prebuilt_ggufs
+
+    names = ["qwen3", "gpt-oss"]
+    return prebuilt_ggufs(names) or build_ggufs(tmp_path_factory.mktemp("llamacpp-models"), names)
