@@ -72,8 +72,11 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class VllmServer:
     """One ``vllm.entrypoints.openai.api_server`` process."""
 
-    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path) -> None:
+    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path, *,
+                 max_model_len: int = 1024, logits_processor: str = "script_logits:ScriptLogitsProcessor",
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
+        self.env = env
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
         self.log_path = log_dir / f"vllm-{name}.log"
@@ -81,8 +84,8 @@ class VllmServer:
             python, "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--served-model-name", name,
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--load-format", "dummy", "--enforce-eager", "--max-model-len", "1024",
-            "--logits-processors", "script_logits:ScriptLogitsProcessor",
+            "--load-format", "dummy", "--enforce-eager", "--max-model-len", str(max_model_len),
+            "--logits-processors", logits_processor,
             *parser_args,
         ]
         self.proc: subprocess.Popen | None = None
@@ -92,7 +95,7 @@ class VllmServer:
     def start(self) -> "VllmServer":
         log = open(self.log_path, "wb")
         self.started_at = time.monotonic()
-        self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=server_env(),
+        self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=server_env(self.env),
                                      start_new_session=True, cwd=str(REPO))
         log.close()
         return self
