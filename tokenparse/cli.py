@@ -306,12 +306,19 @@ def build_argparser() -> argparse.ArgumentParser:
     from .cli_explain import add_explain_parser
 
     add_explain_parser(sub)
+    from .serve.cli import add_serve_parser  # tokenparse serve: the gateway (extra [serve])
+
+    add_serve_parser(sub)
     return ap
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = build_argparser().parse_args(argv)
     out = out or sys.stdout
+    if args.command == "serve":
+        from .serve.cli import run_serve
+
+        return run_serve(args)
     if args.command == "profiles":
         from .cli_profiles import print_profiles
 
