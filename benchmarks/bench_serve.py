@@ -191,12 +191,36 @@ def med(values: list[float], fmt: str = "{:.1f}") -> str:
 # ------------------------------------------------------------------ (a) vs vLLM's API server
 
 
+class _Running:
+    """A vLLM server already listening on 127.0.0.1:port (``--vllm-port``): found by its socket."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        pids = {c.pid for c in psutil.net_connections("tcp") if c.laddr and c.laddr.port == port
+                and c.status == psutil.CONN_LISTEN and c.pid}
+        if len(pids) != 1:
+            raise SystemExit(f"no single process listens on port {port}: {pids}")
+        self.proc = psutil.Process(pids.pop())
+
+    def wait_ready(self) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+
 def part_vllm(args: argparse.Namespace, models: Path, logs: Path) -> None:
     from vllm_support import VllmServer
 
     ids, _, _ = script()
-    server = VllmServer(args.vllm_python, models / "gpt-oss", "gpt-oss", [], logs)
-    server.start()
+    server: Any
+    if args.vllm_port:  # a running server (its logits processor must take vllm_xargs scripts)
+        server = _Running(args.vllm_port)
+    else:
+        server = VllmServer(args.vllm_python, models / "gpt-oss", "gpt-oss", [], logs)
+        server.start()
     gw_proc = None
     try:
         server.wait_ready()
@@ -315,6 +339,7 @@ def main() -> None:
     ap.add_argument("--part", choices=("vllm", "stub", "all"), default="all")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--vllm-python", default=os.environ.get("TOKENPARSE_VLLM_PYTHON") or str(REPO / ".venv-vllm/bin/python"))
+    ap.add_argument("--vllm-port", type=int, help="use the gpt-oss vLLM server already on this port (default: start one)")
     ap.add_argument("--models", help="folder with the tiny model folders (default: built into a temp folder)")
     args = ap.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="bench-serve-"))
