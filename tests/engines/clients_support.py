@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from vllm_support import REPO, free_port
 
 GATEWAY_START_TIMEOUT = 120.0
@@ -104,7 +103,7 @@ class Gateway:
                      "--port", str(self.port), *(extra or [])]
         self.proc: subprocess.Popen | None = None
 
-    def start(self) -> "Gateway":
+    def start(self) -> Gateway:
         env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
         from tokenparse.tokenizers import ensure_o200k_dir
 

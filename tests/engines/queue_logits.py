@@ -18,10 +18,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vllm.v1.sample.logits_processor import AdapterLogitsProcessor
-
 from script_logits import _Forcer
 from script_queue import ENV, take_next
+from vllm.v1.sample.logits_processor import AdapterLogitsProcessor
 
 
 class QueueScriptLogitsProcessor(AdapterLogitsProcessor):

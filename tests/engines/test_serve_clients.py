@@ -15,9 +15,7 @@ import uuid
 from typing import Callable
 
 import pytest
-
-from clients_support import (Gateway, claude_args, client_env, codex_args, node_binary, require_agents,
-                             require_serve, run_bounded)
+from clients_support import Gateway, claude_args, client_env, codex_args, node_binary, require_agents, require_serve, run_bounded
 from script_queue import ENV as QUEUE_ENV
 from script_queue import consumed, put
 from vllm_scripts import _Writer
@@ -127,8 +125,7 @@ def test_claude_code_runs_its_bash_tool(stack, turns, tmp_path):
 def test_openai_agents_tool_loop(stack, turns, api, streamed, monkeypatch):
     require_agents()
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
-    from agents import (Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool,
-                        set_tracing_disabled)
+    from agents import Agent, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
