@@ -1,7 +1,6 @@
 """``POST /v1/messages`` (Anthropic Messages) bodies -> :class:`~tokenparse.serve.conversation.Conversation`.
 
-* ``system`` (a string or text blocks) -> the instructions; a ``role: "system"`` message inside
-  ``messages`` (Claude Code sends one after the first user turn) -> a system message there;
+* ``system`` (a string or text blocks) -> the instructions;
 * user turns: ``text`` blocks, and ``tool_result`` blocks (each a tool message answering its
   ``tool_use_id``; text content; ``is_error`` results are prefixed ``Error: ``); assistant
   turns: ``text``, ``thinking`` (-> reasoning; ``redacted_thinking`` is dropped: there is
@@ -88,12 +87,9 @@ def _system(system: Any) -> str | None:
 
 
 def _turn(raw: Any, param: str) -> list[dict[str, Any]]:
-    if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant", "system"):
-        raise RequestError(f"{param} must be an object with role 'user', 'assistant' or 'system'", param="messages")
+    if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
+        raise RequestError(f"{param} must be an object with role 'user' or 'assistant'", param="messages")
     blocks = _blocks(raw.get("content"), f"{param}.content")
-    if raw["role"] == "system":  # a system message inside the conversation (Claude Code sends them)
-        text = "\n\n".join(_text(b, f"{param}.content") for b in blocks if b["type"] == "text")
-        return [{"role": "system", "content": text}] if text else []
     if raw["role"] == "user":
         out: list[dict[str, Any]] = []
         texts: list[str] = []

