@@ -11,7 +11,8 @@ takes it) drives it, as the real engine's scripted-logits processor is driven:
 * ``fail_after``: drop the connection after that many steps (the engine dying);
 * ``hang``: after the script, send nothing and wait (until the gateway closes the request);
 * ``status``: answer this HTTP status with an error body instead;
-* ``delay``: seconds between steps.
+* ``delay``: seconds between steps; ``delay_first``: seconds before the first one;
+* ``ignore_stops``: go on past the request's stop IDs (as an engine that stops by string only).
 
 ``Stub.requests`` keeps every body received; ``Stub.closed`` counts requests whose
 connection the gateway closed before the end; ``Stub.active`` the requests in progress.
@@ -47,7 +48,15 @@ class Stub:
         app = web.Application()
         app.router.add_post("/v1/completions", self.completions)
         app.router.add_get("/health", self.health)
+        app.router.add_get("/v1/models", self.models)
         return app
+
+    #: the context length the stub reports, as vLLM's /v1/models does
+    MAX_MODEL_LEN = 1024
+
+    async def models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": "stub", "object": "model",
+                                                               "max_model_len": self.MAX_MODEL_LEN}]})
 
     async def health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -69,13 +78,15 @@ class Stub:
             if limit is not None and len(out) >= limit:
                 break
             out.append(token)
-            if token in stops:
+            if token in stops and not xargs.get("ignore_stops"):
                 reason = "stop"
                 break
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await response.prepare(request)
         self.active += 1
         try:
+            if xargs.get("delay_first"):
+                await asyncio.sleep(float(xargs["delay_first"]))
             steps = [out[i:i + chunk] for i in range(0, len(out), chunk)] or [[]]
             for n, ids in enumerate(steps):
                 if xargs.get("fail_after") is not None and n >= int(xargs["fail_after"]):
@@ -146,7 +157,7 @@ class Background:
 
         from tokenparse.serve.app import GatewayConfig, create_app
 
-        runner = web.AppRunner(self.stub.app())
+        runner = web.AppRunner(self.stub.app(), handler_cancellation=True)  # a closed connection cancels the handler
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", self.stub_port).start()
         config = GatewayConfig(engine=self.engine, upstream=self.upstream, model=str(self.model_dir), **self.config)

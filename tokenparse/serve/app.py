@@ -186,8 +186,10 @@ class Gateway:
         try:
             body = await self.body(request)
             conv, fields = self.convert(api, body)
+            # rendering and tokenizing a long prompt takes milliseconds: off the event loop
+            prompt_ids = await asyncio.to_thread(self.served.render, conv)
             generation = Generation(api, self.served, conv, self.upstream, self.metrics, started=started,
-                                    response_fields=fields)
+                                    prompt_ids=prompt_ids, response_fields=fields)
         except RequestError as exc:
             if exc.status == 413:
                 self.metrics.rejected["too_large"] += 1
@@ -259,7 +261,7 @@ def create_app(config: GatewayConfig, served: ServedModel | None = None) -> Star
         try:
             conv = anthropic_conversation({**await gateway.body(request), "max_tokens": 1})
             assert gateway.served is not None
-            count = len(gateway.served.render(conv))
+            count = len(await asyncio.to_thread(gateway.served.render, conv))
         except RequestError as exc:
             return Response(anthropic_error(exc.status, exc.message), status_code=exc.status, media_type="application/json")
         return Response(orjson.dumps({"input_tokens": count}), media_type="application/json")

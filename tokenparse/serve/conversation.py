@@ -135,9 +135,10 @@ def function_tool(name: Any, description: Any, parameters: Any, param: str) -> d
         parameters = {"type": "object", "properties": {}}
     if not isinstance(parameters, dict):
         raise RequestError(f"{param}: 'parameters' must be a JSON schema object", param=param)
-    function: dict[str, Any] = {"name": name, "parameters": parameters}
+    function: dict[str, Any] = {"name": name}  # the order clients write (chat templates dump it as is)
     if description:
         function["description"] = description
+    function["parameters"] = parameters
     return {"type": "function", "function": function}
 
 

