@@ -72,7 +72,8 @@ def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 class VllmServer:
     """One ``vllm.entrypoints.openai.api_server`` process."""
 
-    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path,
+    def __init__(self, python: str, model_dir: Path, name: str, parser_args: list[str], log_dir: Path, *,
+                 max_model_len: int = 1024, logits_processor: str = "script_logits:ScriptLogitsProcessor",
                  env: dict[str, str] | None = None) -> None:
         self.name = name
         self.env = env  # extra environment variables for this server
@@ -83,8 +84,8 @@ class VllmServer:
             python, "-m", "vllm.entrypoints.openai.api_server",
             "--model", str(model_dir), "--served-model-name", name,
             "--host", "127.0.0.1", "--port", str(self.port),
-            "--load-format", "dummy", "--enforce-eager", "--max-model-len", "1024",
-            "--logits-processors", "script_logits:ScriptLogitsProcessor",
+            "--load-format", "dummy", "--enforce-eager", "--max-model-len", str(max_model_len),
+            "--logits-processors", logits_processor,
             *parser_args,
         ]
         self.proc: subprocess.Popen | None = None
