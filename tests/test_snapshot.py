@@ -193,8 +193,9 @@ def test_streaming_snapshot_size_is_flat(examples, encode_harmony):
                 parser.feed(ids[i : i + 16])
             sizes[keep].append(len(parser.snapshot()))
     assert max(sizes[False]) - min(sizes[False]) <= 128, sizes
-    # (1192 bytes before the router bound its body-step routes once per kind: ~1380)
-    assert max(sizes[False]) < 1400, sizes
+    # (1192 bytes before the router bound its body-step routes once per kind: ~1380; the
+    # diagnostic log's counters for its per-kind cap: ~1440)
+    assert max(sizes[False]) < 1500, sizes
     assert sizes[True][2] > sizes[True][0] + 1000, sizes  # the kept message (compressed) grows
 
 

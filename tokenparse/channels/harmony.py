@@ -208,7 +208,7 @@ class HarmonyDecoder(HarmonyMessages):
             self.pos = base + last - first + 1
             return m + 1
         first_id = key[0]
-        reported = len(self._log.items)
+        reported = self._log.count
         opened_before = self._opened
         start = first
         for cut in cuts[k:m + 1]:
@@ -218,7 +218,7 @@ class HarmonyDecoder(HarmonyMessages):
             self.pos += 1
             start = cut + 1
         opened = self._opened
-        if (len(self._log.items) == reported and self.state is CONTENT and opened is not None
+        if (self._log.count == reported and self.state is CONTENT and opened is not None
                 and opened is not opened_before and len(self._boundary_cache) < HEADER_CACHE_SIZE):
             end = self._end_name(first_id) if self._opens_boundary[first_id] is CONTENT else None
             self._boundary_cache[key] = (end, *opened, self._hdr_start - base)

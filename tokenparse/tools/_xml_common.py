@@ -67,7 +67,7 @@ from __future__ import annotations
 from json.encoder import encode_basestring
 from typing import ClassVar, Mapping
 
-from ..limits import max_held_chars
+from ..limits import append_held, max_held_chars
 from .xml_elements import (
     CALL_ATTRS,
     CALL_BODY,
@@ -249,7 +249,10 @@ class XmlPayloadGrammar(XmlElements):
             if self._value_is_string:
                 self._out.tool_args(encode_basestring(segment)[1:-1])
             else:
-                self._value_parts.append(segment)
+                append_held(self._value_parts, segment)
+                self._value_chars += len(segment)
+                if self._value_chars > max_held_chars():
+                    self._release_typed_value()
         elif state is CALL_NAME:
             self._name.append(segment)
             if too_long(self._name, MAX_NAME_CHARS):
@@ -280,11 +283,8 @@ class XmlPayloadGrammar(XmlElements):
                 self._begin_value()
                 return start + first
         else:  # SEEK_CALL, CALL_BODY, SKIP_CALL: text outside the syntax
-            self._stray.append(segment)
+            append_held(self._stray, segment)
             self._stray_chars += len(segment)
             if self._stray_chars > max_held_chars():
-                self._held_too_long("text outside the tool-call syntax")
-                reason = self._stray_reason
-                self._flush_stray()
-                self._stray_reason = reason
+                self._release_stray()
         return stop

@@ -91,7 +91,9 @@ class JsonEnvelopeGrammar:
         self._out = out
         self._log = log
         self._reader: EnvelopeReader | None = None
-        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call envelope")
+        self._stray = HeldText(
+            log, f"text in a {self.label} tool block that is not a call envelope", release=out.content
+        )
         self._failed = False
         self._in_stray = False  # inside text that is not an envelope
         self._envelope_text: list[str] = []  # text of the open envelope until its call begins

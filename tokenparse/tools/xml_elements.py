@@ -30,6 +30,7 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import max_held_chars
 from .shared import DIAG
 from .xml_scan import StateTags, TagScanner
 from .xml_syntax import (
@@ -80,7 +81,7 @@ class XmlElements(TagScanner):
         "_out", "_log", "_tools", "_syn", "_state", "_text_tags",
         "_transitions", "_markers_seen", "_last_pos", "_stray", "_name", "_key", "_attrs",
         "_call_name", "_param_count", "_value_is_string", "_value_started", "_value_parts",
-        "_trim", "_stray_reason", "_value_tags", "_stray_chars",
+        "_trim", "_stray_reason", "_value_tags", "_stray_chars", "_value_chars",
     )
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
@@ -103,6 +104,7 @@ class XmlElements(TagScanner):
         self._value_is_string = True
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
+        self._value_chars = 0  # characters in _value_parts (bounded by max_held_chars())
         self._stray_reason = ""
         self._stray_chars = 0  # characters in _stray (bounded by max_held_chars())
         self._value_tags: StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
@@ -274,6 +276,7 @@ class XmlElements(TagScanner):
         self._value_is_string = is_string
         self._value_started = False
         self._value_parts = []
+        self._value_chars = 0
         self._out.tool_args(prefix + encode_basestring(key) + (': "' if is_string else ": "))
         self._state = VALUE
 
@@ -349,6 +352,36 @@ class XmlElements(TagScanner):
         self._stray_reason = ""
         if text:
             self._report(reason, text)
+
+    def _release_stray(self) -> None:
+        """Text outside the syntax past ``limits.MAX_HELD_CHARS``: a ``BufferLimitError`` in
+        strict mode; in lenient mode it becomes content, with a diagnostic (never dropped,
+        never held past the cap)."""
+        text = "".join(self._stray)
+        self._stray = []
+        self._stray_chars = 0
+        self._log.report(
+            "buffer_limit", f"{self._syn.label} text outside the tool-call syntax held past {max_held_chars()} "
+            f"characters; {len(text)} characters released as content", self._last_pos,
+        )
+        if self._syn.anchors:
+            text = text.translate(SYNTAX_TABLES[type(self)].untranslate)
+        self._out.content(text)
+
+    def _release_typed_value(self) -> None:
+        """A typed value past ``limits.MAX_HELD_CHARS`` (it is held until its close tag to be
+        checked as JSON): a ``BufferLimitError`` in strict mode; in lenient mode it becomes
+        a string value, what was held first, the rest streamed as it comes."""
+        key = self._key_text()
+        self._log.report(
+            "buffer_limit", f"typed value of parameter {key!r} of {self._call_name!r} held past {max_held_chars()} "
+            "characters; kept as a string", self._last_pos,
+        )
+        raw = "".join(self._value_parts)
+        self._value_parts = []
+        self._value_chars = 0
+        self._value_is_string = True
+        self._out.tool_args('"' + encode_basestring(raw)[1:-1])
 
     def _held_too_long(self, what: str) -> None:
         self._log.report("buffer_limit", f"{self._syn.label} {what} longer than the cap; reported as text", self._last_pos)
