@@ -12,7 +12,7 @@ may lower them: ``tokenparse.limits.MAX_HELD_CHARS = 100_000``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Iterator
 
 if TYPE_CHECKING:  # core reads the caps below; the log is only a type here
     from .core import DiagnosticLog
@@ -86,6 +86,16 @@ class HeldText:
 
     def __bool__(self) -> bool:
         return bool(self._parts) or bool(self._chunks)
+
+    def __iter__(self) -> Iterator[str]:
+        """The held pieces in order (``"".join(held)`` is the held text)."""
+        yield from self._chunks
+        yield from self._parts
+
+    def clear(self) -> None:
+        self._parts = []
+        self._chunks = []
+        self._chars = 0
 
     def add(self, text: str) -> None:
         if not text:

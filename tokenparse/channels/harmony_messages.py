@@ -104,6 +104,7 @@ class HarmonyMessages:
         self._returned = False
         # header accumulation: bytes per part (0 before <|channel|>, 1 after it, 2 after <|constrain|>)
         self._hdr_parts: list[list[bytes]] = [[], [], []]
+        self._hdr_reported: list[str] = []
         self._hdr_part = 0
         self._hdr_tokens = 0
         self._hdr_start = 0
@@ -323,9 +324,15 @@ class HarmonyMessages:
         else:
             channel, recipient, content_type, rest = self._parse_header(complete=False)
             if at_end and recipient is not None and not rest and not cut:
+                # the header's text, less what its parse reported already (each piece of
+                # model text is reported once)
+                text = self._header_text()
+                for reported in self._hdr_reported:
+                    for word in reported.split():
+                        text = text.replace(word, "", 1)
                 self._log.report(
                     "empty_call", f"header to {recipient!r} ended before <|message|>; no call was made",
-                    self.pos, text=self._header_text(),
+                    self.pos, text=text,
                 )
                 return False
         self._open(channel, recipient, content_type)
@@ -342,6 +349,7 @@ class HarmonyMessages:
         # are memoised per model; a parse that reported anything is never cached.
         key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
                self._hdr_part, complete, self._dup_channel_reported)
+        self._hdr_reported: list[str] = []  # texts the last parse reported (issues are never cached)
         cached = self._header_cache.get(key)
         if cached is not None:
             return cached
@@ -351,6 +359,8 @@ class HarmonyMessages:
         )
         for issue in issues:
             self._log.report(issue.code, issue.message, self.pos, text=issue.text)
+            if issue.text:
+                self._hdr_reported.append(issue.text)
         if not issues and len(self._header_cache) < HEADER_CACHE_SIZE:
             self._header_cache[key] = fields
         return fields
