@@ -22,7 +22,7 @@ from ..token_ids import join_pieces as _join_pieces
 from ..token_ids import join_plain as _join_plain
 from ..token_ids import join_text as _join_text
 from .harmony_header import OpenRecorder
-from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
+from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HELD, HarmonyMessages
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
@@ -269,7 +269,7 @@ class HarmonyDecoder(HarmonyMessages):
 
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""
-        if self.state is not CONTENT:
+        if self.state is not CONTENT and self.state is not HELD:
             # A header holds at most max_header_tokens tokens, wherever the engine cut its
             # steps: the token past the cap starts the body (see _header_overflow).
             room = self._max_header_tokens - (self._hdr_tokens if self.state is HEADER else 0)
