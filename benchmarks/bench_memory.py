@@ -25,8 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import tokenparse  # noqa: E402
 from registry_models import registry_model  # noqa: E402  # each row with its worked example's vocabulary
+
+import tokenparse  # noqa: E402
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {

@@ -20,10 +20,10 @@ import random
 import tracemalloc
 
 import pytest
+from registry_models import TEMPLATES, TOOLS, all_profiles, piece_ids, registry_model
 
 import tokenparse
 from tokenparse import limits
-from registry_models import TEMPLATES, TOOLS, all_profiles, piece_ids, registry_model
 
 #: (profile, prefix pieces, repeated unit) -- the issue's shapes; a piece that is one added
 #: token of the profile's tokenizer is that token, any other is text
