@@ -27,6 +27,7 @@ from typing import Any, Callable, cast
 
 from .core import Dialect
 from .dialects_more import MORE_ROWS, with_engine_aliases
+from .dialects_r3 import R3_ROWS, with_r3_aliases
 from .dialects_recent import RECENT_ROWS, with_recent_aliases
 from .examples import (
     WorkedExample,
@@ -351,8 +352,9 @@ ROWS: tuple[Profile, ...] = (
     ),
     *MORE_ROWS,
     *RECENT_ROWS,
+    *R3_ROWS,
 )
-ROWS = with_recent_aliases(with_engine_aliases(ROWS))
+ROWS = with_r3_aliases(with_recent_aliases(with_engine_aliases(ROWS)))
 
 #: text-tag dialect name -> ``factory(**options)`` of its declaration
 DIALECTS: dict[str, Callable[..., TagDialect]] = {
