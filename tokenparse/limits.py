@@ -1,11 +1,15 @@
-"""Caps on the text a parser holds back, and the one buffer type that enforces them.
+"""Caps on what a parser holds, and the one buffer type that enforces them.
 
 Every layer streams what is stable at once; what it must hold (a tag prefix, a name
 waiting for its terminator, arguments written before the name, text outside the syntax
-kept for a diagnostic) is bounded here. Crossing a cap is a ``BufferLimitError`` in strict
-mode; in lenient mode the held text is reported right away in a ``buffer_limit``
-diagnostic (nothing is dropped) and holding starts again, so held memory never exceeds
-the cap, whatever the model writes.
+kept for a diagnostic, IDs waiting for a delta, diagnostics) is bounded here. Crossing a
+cap on held text is a ``BufferLimitError`` in strict mode (with the token position); in
+lenient mode the held text is let go at once with a ``buffer_limit`` diagnostic: text
+outside a call's syntax becomes content (``HeldText(release=...)``), a typed value becomes
+a string value, a refused call's text goes to its diagnostic; nothing is dropped and holding
+starts again, so held memory never exceeds the cap, whatever the model writes. The
+diagnostic log (:class:`tokenparse.core.DiagnosticLog`) keeps the first
+``MAX_DIAGNOSTICS_PER_KIND`` of each code and counts the rest.
 
 The caps are module attributes read when they are checked, so a deployment (or a test)
 may lower them: ``tokenparse.limits.MAX_HELD_CHARS = 100_000``.
