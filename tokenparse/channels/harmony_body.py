@@ -25,7 +25,10 @@ by ``<|message|>``, any other special token, the cap or the end of the stream.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..tokenizers.table import TokenTable
 
 __all__ = ["CONTENT", "HELD", "HarmonyBodyHold"]
 
@@ -51,7 +54,7 @@ class HarmonyBodyHold:
     _replaying: bool
     _max_header_tokens: int
     _t: Any
-    _table: Any
+    _table: TokenTable
     _sink: Any
     _utf8: Any
     _silent: frozenset
@@ -91,12 +94,12 @@ class HarmonyBodyHold:
             self._end_hold()  # <|endoftext|> right before the message's end: no text
             return False
         if token_id == t.message and self._well_formed():
-            self._replay(token_id)
+            self._replay(t.message)
             return True
         if (token_id == t.channel and held[0][1] == t.start and not any(e[1] == t.channel for e in held)) or (
                 token_id == t.constrain and any(e[1] == t.channel for e in held)
                 and not any(e[1] == t.constrain for e in held)):
-            held.append((self.pos, token_id, b"", 1))  # the header's next part
+            held.append((self.pos, t.channel if token_id == t.channel else t.constrain, b"", 1))  # the header's next part
             self._held_count += 1
             if self._held_count > self._max_header_tokens:
                 self._restore_held_body()

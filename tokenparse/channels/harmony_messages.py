@@ -367,7 +367,7 @@ class HarmonyMessages(HarmonyBodyHold):
         # are memoised per model; a parse that reported anything is never cached.
         key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
                self._hdr_part, complete, self._dup_channel_reported)
-        self._hdr_reported: list[str] = []  # texts the last parse reported (issues are never cached)
+        self._hdr_reported = []  # texts the last parse reported (issues are never cached)
         cached = self._header_cache.get(key)
         if cached is not None:
             return cached

@@ -44,8 +44,8 @@ from __future__ import annotations
 import re
 from typing import Callable, Protocol
 
-from ..errors import ParserStateError
 from .. import limits
+from ..errors import ParserStateError
 from ..limits import append_held
 from .errors import JsonLimitError, JsonStreamError
 from .scanner_cuts import LITERALS as _LITERALS
