@@ -8,7 +8,7 @@ holds the text back without a cap grows with the stream. The parser is made with
 current traced size, in MB, the parser and everything it references) after 10% of the tokens
 and at the end, and the number of diagnostics the parser keeps.
 
-    python benchmarks/bench_memory.py [--tokens 10000000] [--step 10000] [--only NAME]
+    python benchmarks/bench_memory.py [--tokens 10000000] [--step 10000] [--only NAME] [--kind hold|diagnostics]
 
 The tree measured is the one this file sits in (copy the file into another checkout's
 ``benchmarks/`` to measure that one).
@@ -105,11 +105,15 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=10_000_000)
     ap.add_argument("--step", type=int, default=10_000)
     ap.add_argument("--only", default=None, help="run the shapes whose name contains this")
+    ap.add_argument("--kind", choices=("all", "hold", "diagnostics"), default="all",
+                    help="only the held-text shapes, or only the diagnostics shapes")
     args = ap.parse_args()
     print(f"tokenparse from {Path(tokenparse.__file__).parent}; {args.tokens:,} tokens in steps of {args.step:,}")
     print(f"{'shape':45} {'MB at 10%':>10} {'MB at end':>10} {'kept diags':>10} {'CPU s':>7}")
     for name in SHAPES:
         if args.only and args.only not in name:
+            continue
+        if args.kind != "all" and name.startswith("diagnostics") != (args.kind == "diagnostics"):
             continue
         early, held, kept, seconds = measure(name, args.tokens, args.step)
         print(f"{name:45} {early:10.2f} {held:10.2f} {kept:10d} {seconds:7.1f}", flush=True)
