@@ -70,7 +70,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from dialects_support import WEATHER_TOOLS, check_stream
 from test_dialects_more import ROWS, _ids, _model
 from test_dialects_recent import RECENT_ROWS, recent_ids, recent_model
@@ -246,7 +245,7 @@ WRAPPER_DIFFERENCES = {("hunyuan-a13b", 3): "<answer>", ("ernie-4.5", 6): "<resp
 
 #: Granite 3.1 writes the tool tag as text (``<tool_call>``), 3.0 as the ``<|tool_call|>`` token
 GRANITE_31 = [
-    f'<tool_call> [{{"name": "get_weather", "arguments": {{"location": "Paris"}}}}]',
+    '<tool_call> [{"name": "get_weather", "arguments": {"location": "Paris"}}]',
     'Sure. <tool_call>[{"name": "get_time", "arguments": {}}, {"name": "add", "arguments": {"x": 1}}]',
 ]
 _TAGS = {"ernie-4.5": ANSWER_TAGS, "granite-3": ("<|tool_call|>",)}
