@@ -65,7 +65,7 @@ class HeldText:
     ``BufferLimitError`` (the log raises it), in lenient mode ``release(text)`` (the grammar
     passes its sink's ``content``: the text becomes content, nothing is dropped) with a
     ``buffer_limit`` diagnostic saying so, and holding starts again. Without ``release`` the
-    text goes to the diagnostic (bounded by the log's own caps). ``flush(pos)`` reports what
+    text goes to the diagnostic (bounded by the log's own caps; a sink without ``content``). ``flush(pos)`` reports what
     is held (when it is more than whitespace) with the buffer's message and empties it; it
     returns whether it reported.
 

@@ -68,7 +68,7 @@ class GemmaCallGrammar:
         self._maybe_quote = ""  # end of the text that may begin a quote written as text
         self._emitted: list[str] = []
         self._open_call = False
-        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=out.content)
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     # -- input -----------------------------------------------------------------------------

@@ -92,7 +92,7 @@ class JsonEnvelopeGrammar:
         self._log = log
         self._reader: EnvelopeReader | None = None
         self._stray = HeldText(
-            log, f"text in a {self.label} tool block that is not a call envelope", release=out.content
+            log, f"text in a {self.label} tool block that is not a call envelope", release=getattr(out, "content", None)
         )
         self._failed = False
         self._in_stray = False  # inside text that is not an envelope

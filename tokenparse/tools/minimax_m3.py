@@ -78,7 +78,7 @@ class MiniMaxM3Grammar:
         self._stack: list[_Node] = []  # open elements of the argument being read
         self._held = 0  # characters of the argument being read
         # text outside the syntax, reported at the call or block end
-        self._stray = HeldText(log, "text in a MiniMax-M3 tool block that is not a call", release=out.content)
+        self._stray = HeldText(log, "text in a MiniMax-M3 tool block that is not a call", release=getattr(out, "content", None))
         self._skip_reason: str | None = None  # why the invoke being skipped is broken (one report)
         self._pos: int | None = None
 

@@ -43,7 +43,7 @@ class NameKeyedJsonGrammar:
         self._escaped = False
         self._args: JsonArgsStream | None = None
         self._calls = 0
-        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=out.content)
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     def text(self, text: str) -> None:

@@ -93,7 +93,7 @@ class PythonicGrammar:
         self._first_arg = True
         self._open_call = False
         self._calls = 0
-        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=out.content)
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     # -- MessageSink side ------------------------------------------------------------------
