@@ -288,3 +288,39 @@ class XmlPayloadGrammar(XmlElements):
             if self._stray_chars > max_held_chars():
                 self._release_stray()
         return stop
+
+    # -- past the cap (limits.MAX_HELD_CHARS) --------------------------------------------------
+
+    def _release_stray(self) -> None:
+        """Text outside the syntax past ``limits.MAX_HELD_CHARS``: a ``BufferLimitError`` in
+        strict mode; in lenient mode it becomes content, with a diagnostic (never dropped,
+        never held past the cap)."""
+        text = "".join(self._stray)
+        self._stray = []
+        self._stray_chars = 0
+        self._log.report(
+            "buffer_limit", f"{self._syn.label} text outside the tool-call syntax held past {max_held_chars()} "
+            f"characters; {len(text)} characters released as content", self._last_pos,
+        )
+        if self._syn.anchors:
+            text = text.translate(SYNTAX_TABLES[type(self)].untranslate)
+        release = getattr(self._out, "content", None)  # (a grammar test's minimal sink has none)
+        if release is None:
+            self._log.report("buffer_limit", "text outside the tool-call syntax", self._last_pos, text=text)
+        else:
+            release(text)
+
+    def _release_typed_value(self) -> None:
+        """A typed value past ``limits.MAX_HELD_CHARS`` (it is held until its close tag to be
+        checked as JSON): a ``BufferLimitError`` in strict mode; in lenient mode it becomes
+        a string value, what was held first, the rest streamed as it comes."""
+        key = self._key_text()
+        self._log.report(
+            "buffer_limit", f"typed value of parameter {key!r} of {self._call_name!r} held past {max_held_chars()} "
+            "characters; kept as a string", self._last_pos,
+        )
+        raw = "".join(self._value_parts)
+        self._value_parts = []
+        self._value_chars = 0
+        self._value_is_string = True
+        self._out.tool_args('"' + encode_basestring(raw)[1:-1])

@@ -16,10 +16,11 @@ Each transition is a handler, and ``_SyntaxTables`` is the table state -> {tag: 
 for one syntax. Also here: what a call writes (``tool_begin``, the JSON text of its
 arguments, ``tool_end``) and the diagnostics, with the buffers they own:
 
-* ``_stray``: text outside the syntax, reported as one diagnostic; ``max_held_chars()``;
+* ``_stray``: text outside the syntax, reported as one diagnostic; ``max_held_chars()`` (then
+  it becomes content: ``_xml_common``);
 * ``_name`` / ``_key`` / ``_attrs``: the open tag being read; ``MAX_NAME_CHARS``;
-* ``_value_parts``: a typed value, kept whole until its close tag converts it (not capped:
-  the schema's number / boolean / object values are converted only when complete).
+* ``_value_parts``: a typed value, kept whole until its close tag converts it, up to
+  ``max_held_chars()`` (then it becomes a string value: ``_xml_common``).
 
 The text between tags is read by :class:`~._xml_common.XmlPayloadGrammar`, which builds on
 this class.
@@ -30,7 +31,6 @@ from json.encoder import encode_basestring
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ..limits import max_held_chars
 from .shared import DIAG
 from .xml_scan import StateTags, TagScanner
 from .xml_syntax import (
@@ -352,36 +352,6 @@ class XmlElements(TagScanner):
         self._stray_reason = ""
         if text:
             self._report(reason, text)
-
-    def _release_stray(self) -> None:
-        """Text outside the syntax past ``limits.MAX_HELD_CHARS``: a ``BufferLimitError`` in
-        strict mode; in lenient mode it becomes content, with a diagnostic (never dropped,
-        never held past the cap)."""
-        text = "".join(self._stray)
-        self._stray = []
-        self._stray_chars = 0
-        self._log.report(
-            "buffer_limit", f"{self._syn.label} text outside the tool-call syntax held past {max_held_chars()} "
-            f"characters; {len(text)} characters released as content", self._last_pos,
-        )
-        if self._syn.anchors:
-            text = text.translate(SYNTAX_TABLES[type(self)].untranslate)
-        self._out.content(text)
-
-    def _release_typed_value(self) -> None:
-        """A typed value past ``limits.MAX_HELD_CHARS`` (it is held until its close tag to be
-        checked as JSON): a ``BufferLimitError`` in strict mode; in lenient mode it becomes
-        a string value, what was held first, the rest streamed as it comes."""
-        key = self._key_text()
-        self._log.report(
-            "buffer_limit", f"typed value of parameter {key!r} of {self._call_name!r} held past {max_held_chars()} "
-            "characters; kept as a string", self._last_pos,
-        )
-        raw = "".join(self._value_parts)
-        self._value_parts = []
-        self._value_chars = 0
-        self._value_is_string = True
-        self._out.tool_args('"' + encode_basestring(raw)[1:-1])
 
     def _held_too_long(self, what: str) -> None:
         self._log.report("buffer_limit", f"{self._syn.label} {what} longer than the cap; reported as text", self._last_pos)
