@@ -94,10 +94,11 @@ def test_numpy_integers_in_a_list(gpt_oss, encode_harmony):
 
 
 def test_many_pieces_in_one_step_are_joined_once(gpt_oss, encode_harmony):
-    """<|endoftext|> between every token cuts one step into many pieces of one run."""
+    """<|endoftext|> between every token cuts one step into many pieces of one run (inside a
+    body it is text where the body goes on, as in openai-harmony; none right before <|end|>)."""
     hello = encode_harmony(" hello")[0]
     ids = encode_harmony("<|channel|>final<|message|>") + [hello, 199999] * 5000 + encode_harmony("<|end|>")
-    assert gpt_oss.parse(ids).content == " hello" * 5000
+    assert gpt_oss.parse(ids).content == "<|endoftext|>".join([" hello"] * 5000)
 
 
 def test_empty_recipient_name_is_not_a_call(gpt_oss, encode_harmony):

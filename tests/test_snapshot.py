@@ -205,7 +205,7 @@ def test_streaming_snapshot_size_is_flat(examples, encode_harmony):
             for i in range(0, len(ids), 16):
                 parser.feed(ids[i : i + 16])
             sizes[keep].append(len(parser.snapshot(key=KEY)))
-    assert max(sizes[False]) - min(sizes[False]) <= 64, sizes
+    assert max(sizes[False]) - min(sizes[False]) <= 128, sizes
     assert max(sizes[False]) < 1024, sizes
     assert sizes[True][2] > sizes[True][0] + 500, sizes  # the kept message (compressed) grows
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from .assembly import Assembler, Run, make_call_id
 from .core import BoundDialect, DiagnosticLog, ParseObserver
@@ -88,6 +88,7 @@ class Model:
         strict: bool = False,
         id_factory: Any = make_call_id,
         keep_result: bool = True,
+        on_diagnostic: Callable[[Diagnostic], None] | None = None,
     ) -> Parser:
         """A new parser for one response. Never share a parser between responses.
 
@@ -95,9 +96,15 @@ class Model:
         reasoning and argument text) for ``result()``; a caller that only streams the deltas
         then holds no memory that grows with the response. ``tools`` are validated here
         (``ToolSchemaError``, a ``ToolCallError`` and ``ValueError``).
+
+        ``parser.diagnostics`` keeps the first ``tokenparse.limits.MAX_DIAGNOSTICS_PER_KIND``
+        diagnostics of each code and counts the rest in a ``diagnostics_dropped`` summary;
+        ``on_diagnostic`` is called with every diagnostic, kept or not, with its token
+        position, during the ``feed`` / ``finish`` call that found it.
         """
         return Parser(
-            self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory, keep_result=keep_result
+            self, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=id_factory, keep_result=keep_result,
+            on_diagnostic=on_diagnostic,
         )
 
     def parse(
@@ -261,11 +268,17 @@ class Parser:
         id_factory: Any = make_call_id,
         keep_result: bool = True,
         observer: ParseObserver | None = None,
+        on_diagnostic: Callable[[Diagnostic], None] | None = None,
     ) -> None:
         prompt_token_ids = prompt_id_list(prompt_token_ids)
         self.model = model
         self._log = DiagnosticLog(strict)
-        self._log_items = self._log.items  # the list itself: checked after every step
+        self._log_items = self._log.items  # the list itself: its new entries are located after a step
+        #: the caller's on_diagnostic and the step's diagnostics waiting for their position
+        self._on_diagnostic = on_diagnostic
+        self._fresh: list[Diagnostic] = []
+        if on_diagnostic is not None:
+            self._log.listener = self._fresh.append
         self.tools = ToolSet(tools, tool_choice)
         self.keep_result = keep_result
         self._assembler = Assembler(self.tools, self._log, id_factory=id_factory, keep=keep_result)
@@ -293,8 +306,10 @@ class Parser:
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
-        """Problems recovered from so far (lenient mode), in the order they were found."""
-        return list(self._log.items)
+        """Problems recovered from so far (lenient mode), in the order they were found: the
+        first ``limits.MAX_DIAGNOSTICS_PER_KIND`` of each code, then a ``diagnostics_dropped``
+        summary counting the rest (``on_diagnostic`` sees every one)."""
+        return self._log.diagnostics()
 
     @property
     def strict(self) -> bool:
@@ -350,13 +365,15 @@ class Parser:
     def _decode_located(self, ids: list[Any]) -> bool:
         """Decode one step of plain IDs; an error or a new diagnostic gets its token
         position here. True when the step added diagnostics."""
+        log = self._log
+        counted = log.count
         reported = len(self._log_items)
         try:
             self._decode_step(ids)
         except TokenParseError as error:
             self.state = _ERROR
             raise error.located(self._position(len(ids)))  # noqa: B904  # the same error, now with its position
-        if len(self._log_items) == reported:
+        if log.count == counted:
             return False
         self._locate_diagnostics(reported, self._position(len(ids)))
         return True
@@ -377,6 +394,11 @@ class Parser:
         for k in range(start, len(items)):
             if items[k].position is None:
                 items[k] = dataclasses.replace(items[k], position=position)
+        if self._fresh:  # on_diagnostic: each one of the step, located the same way
+            fresh = [d if d.position is not None else dataclasses.replace(d, position=position) for d in self._fresh]
+            self._fresh.clear()
+            for diagnostic in fresh:
+                self._on_diagnostic(diagnostic)  # type: ignore[misc]
 
     def finish(self, reason: Literal["stop", "length"] = "stop") -> list[DeltaMessage]:
         """End of stream: flush held-back text, close open calls; return the last deltas.
@@ -389,6 +411,7 @@ class Parser:
             raise ParserStateError(f"finish() on a parser in state {self.state}")
         if reason not in ("stop", "length"):
             raise ValueError(f"finish reason must be 'stop' or 'length', got {reason!r}")
+        counted = self._log.count
         reported = len(self._log_items)
         try:
             self._decoder.finish()
@@ -396,7 +419,7 @@ class Parser:
         except TokenParseError as error:
             self.state = _ERROR
             raise error.located(self._position(0))  # noqa: B904  # the same error, now with its position
-        if len(self._log_items) != reported:
+        if self._log.count != counted:
             self._locate_diagnostics(reported, self._position(0))
         self.state = _FINISHED
         self._finish_reason = reason

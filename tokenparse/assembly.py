@@ -12,6 +12,7 @@ from __future__ import annotations
 from os import urandom as _urandom
 from typing import Callable, Sequence
 
+from . import limits
 from .core import DiagnosticLog
 from .errors import ToolCallError
 from .messages import ChatMessage, DeltaMessage
@@ -87,6 +88,8 @@ class Assembler:
         # the call being written: accepted (_call) or dropped (_dropped holds its text)
         self._call: _Call | None = None
         self._dropped: list[str] | None = None
+        self._dropped_chars = 0  # characters in _dropped: at most limits.MAX_HELD_CHARS
+        self._dropped_capped = False  # part of _dropped was reported at the cap (its name too)
         self._dropped_pos: int | None = None
         # current feed: the open run (kind, its text or its tool entries [call, first?, args])
         # and the runs before it in this feed as (kind, payload)
@@ -144,6 +147,8 @@ class Assembler:
             # a call without a name cannot be emitted (its first delta must carry the name);
             # like a call to a tool that was not offered, its text goes to a diagnostic
             self._dropped = [name]
+            self._dropped_chars = 0
+            self._dropped_capped = False
             self._dropped_pos = pos
             return
         else:
@@ -162,7 +167,20 @@ class Assembler:
                 call.has_args = True
             self._emit_call_part(call, text, first=False)
         elif self._dropped is not None:
-            self._dropped.append(text)
+            dropped = self._dropped
+            dropped.append(text)
+            self._dropped_chars += len(text)
+            if self._dropped_chars > limits.MAX_HELD_CHARS:
+                # a refused call that never ends: what it wrote so far is reported now (the
+                # diagnostic is the place of a refused call's text; nothing held past the cap)
+                self._log.report(
+                    "buffer_limit",
+                    f"call to {dropped[0]!r} not emitted: more than {limits.MAX_HELD_CHARS} characters held; reported so far",
+                    self._dropped_pos, text="".join(dropped),
+                )
+                self._dropped = [""]  # the name was reported with it
+                self._dropped_chars = 0
+                self._dropped_capped = True
         else:
             # arguments with no open call: a grammar bug or a broken stream; keep the text
             self._log.report("orphan_arguments", "tool arguments outside any call", None, text=text)
@@ -178,6 +196,10 @@ class Assembler:
             name, args = self._dropped[0], "".join(self._dropped[1:])
             self._dropped = None
             where = self._dropped_pos if self._dropped_pos is not None else pos
+            if self._dropped_capped:
+                if args:
+                    self._log.report("unknown_tool", "the rest of a call that was not emitted", where, text=args)
+                return
             if not name.strip():
                 self._log.report(ToolCallError.code, "a call without a tool name was not emitted", where, text=name + args)
                 return
@@ -235,6 +257,8 @@ class Assembler:
         if not kind:
             if token_ids:
                 self._pending_ids.extend(token_ids)
+                if len(self._pending_ids) > limits.MAX_PENDING_IDS:  # a long stretch without output
+                    return [DeltaMessage(token_ids=self.take_remaining_ids())]
             return []
         if kind > _REASONING:
             payload: object = self._run_items
@@ -266,6 +290,8 @@ class Assembler:
         if not kind:
             if token_ids:
                 self._pending_ids.extend(token_ids)
+                if len(self._pending_ids) > limits.MAX_PENDING_IDS:  # (see take)
+                    return [(RUN_IDS, None, self.take_remaining_ids())]
             return []
         if kind > _REASONING:
             payload: object = _call_items(self._run_items)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
+from . import limits
 from .errors import Diagnostic, TokenParseError
 
 if TYPE_CHECKING:  # the table is a value passed in; core never needs the tokenizer layer
@@ -93,9 +94,23 @@ class DiagnosticLog:
 
     One log is shared by every layer of one parser so that ``parser.diagnostics`` lists
     problems in the order they were found.
+
+    Bounded whatever the model writes (``tokenparse.limits``): the first
+    ``MAX_DIAGNOSTICS_PER_KIND`` diagnostics of each code are kept in full in ``items``, as
+    long as the text kept by all of them stays within ``MAX_DIAGNOSTIC_TEXT_CHARS``; any
+    later one is counted instead, and one ``diagnostics_dropped`` summary per code (put in
+    ``items`` where the first of that code was dropped, its message brought up to date)
+    says how many were dropped and how many characters of text they carried (``items``
+    holds the first dropped one in its place; :meth:`diagnostics` renders it). ``count`` is
+    the number of diagnostics reported, kept or not. ``listener``, when set, is called with
+    every diagnostic as it is reported, kept or not (the parser's ``on_diagnostic`` option
+    uses it, giving each its token position first).
+
+    Cost: ``items`` holds at most ``MAX_DIAGNOSTICS_PER_KIND`` diagnostics per code plus
+    one summary per code, and ``MAX_DIAGNOSTIC_TEXT_CHARS`` characters of their text.
     """
 
-    __slots__ = ("strict", "items", "position_hint")
+    __slots__ = ("strict", "items", "position_hint", "count", "listener", "kept", "kept_chars", "dropped")
 
     def __init__(self, strict: bool = False) -> None:
         self.strict = strict
@@ -104,6 +119,16 @@ class DiagnosticLog:
         #: found by a layer that reads text, not tokens (payload grammars); it depends only
         #: on the tokens, never on how they were chunked
         self.position_hint: int | None = None
+        #: diagnostics reported so far, kept or dropped
+        self.count = 0
+        #: called with each diagnostic as it is reported (None: nobody asked)
+        self.listener: Callable[[Diagnostic], None] | None = None
+        #: code -> diagnostics of that code kept in ``items``
+        self.kept: dict[str, int] = {}
+        #: characters of text kept in ``items``
+        self.kept_chars = 0
+        #: code -> [index of its summary in ``items``, diagnostics dropped, characters dropped]
+        self.dropped: dict[str, list[int]] = {}
 
     def report(self, code: str, message: str, position: int | None = None, text: str | None = None) -> None:
         if position is None:
@@ -111,12 +136,46 @@ class DiagnosticLog:
         diagnostic = Diagnostic(code, message, position, text)
         if self.strict:
             raise diagnostic.to_error()
-        self.items.append(diagnostic)
+        self.record(diagnostic)
 
     def raise_or_record(self, error: TokenParseError, text: str | None = None) -> None:
         if self.strict:
             raise error
-        self.items.append(Diagnostic(error.code, error.message, error.position, text))
+        self.record(Diagnostic(error.code, error.message, error.position, text))
+
+    def record(self, diagnostic: Diagnostic) -> None:
+        """Keep ``diagnostic`` or count it (see the class docstring); tell the listener."""
+        self.count += 1
+        if self.listener is not None:
+            self.listener(diagnostic)
+        code = diagnostic.code
+        kept = self.kept.get(code, 0)
+        chars = len(diagnostic.text) if diagnostic.text else 0
+        if kept < limits.MAX_DIAGNOSTICS_PER_KIND and self.kept_chars + chars <= limits.MAX_DIAGNOSTIC_TEXT_CHARS:
+            self.kept[code] = kept + 1
+            self.kept_chars += chars
+            self.items.append(diagnostic)
+            return
+        entry = self.dropped.get(code)
+        if entry is None:
+            # its place in ``items``: the summary replaces it when the list is read
+            entry = self.dropped[code] = [len(self.items), 0, 0]
+            self.items.append(diagnostic)
+        entry[1] += 1
+        entry[2] += chars
+
+    def diagnostics(self) -> list[Diagnostic]:
+        """``items`` with each code's ``diagnostics_dropped`` summary in its place."""
+        items = list(self.items)
+        for code, (index, count, chars) in self.dropped.items():
+            items[index] = Diagnostic(
+                "diagnostics_dropped",
+                f"{count} more {code!r} diagnostic(s) not kept ({chars} characters of text): past "
+                f"tokenparse.limits.MAX_DIAGNOSTICS_PER_KIND ({limits.MAX_DIAGNOSTICS_PER_KIND}) or "
+                f"MAX_DIAGNOSTIC_TEXT_CHARS ({limits.MAX_DIAGNOSTIC_TEXT_CHARS}); pass on_diagnostic to see each",
+                items[index].position,
+            )
+        return items
 
 
 class PayloadGrammar(Protocol):

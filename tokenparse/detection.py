@@ -154,7 +154,10 @@ RULES: list[Rule] = [
     Rule("plamo3", tokens=("<|plamo:begin_", "<|plamo:end_", ":plamo|>")),
     Rule("kimi-k3", tokens=("<|open|>", "<|close|>", "<|sep|>")),
     Rule("inkling", tokens=("<|message_model|>", "<|content_invoke_tool_json|>", "<|end_message|>")),
-    Rule("muse-glimmer", tokens=("<|start|>", "<|message|>", "<|eom|>", "<|eot|>")),
+    # Muse Spark: Glimmer's tokens; its template addresses messages to=commentary (vLLM 0.33's
+    # muse parser routes them to the answer; Glimmer's parser knows no such recipient)
+    Rule("muse-glimmer", tokens=("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"), without_template=("to=commentary",)),
+    Rule("muse-spark", tokens=("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"), template=("to=commentary",)),
     Rule("solar-open2", tokens=("<|tool_call:start|>", "<|tool_arg:start|>", "<|tool_arg:value|>")),
 ]
 

@@ -242,9 +242,9 @@ def _decode_chunk(
                 setattr(error, "row", first_row + i)  # noqa: B010 - an attribute the error classes lack
             except AttributeError:  # pragma: no cover - exceptions with __slots__
                 pass
-            yield RowResult(None, error, log.items)
+            yield RowResult(None, error, log.diagnostics())
             continue
-        yield RowResult(message, None, log.items)
+        yield RowResult(message, None, log.diagnostics())
 
 
 def _checked_row(row: Any) -> list[Any]:

@@ -22,7 +22,7 @@ from ..token_ids import join_pieces as _join_pieces
 from ..token_ids import join_plain as _join_plain
 from ..token_ids import join_text as _join_text
 from .harmony_header import OpenRecorder
-from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HarmonyMessages
+from .harmony_messages import BETWEEN, CONTENT, HEADER, HEADER_CACHE_SIZE, HELD, HarmonyMessages
 
 __all__ = ["HarmonyDecoder", "HEADER", "CONTENT", "BETWEEN"]
 
@@ -208,7 +208,7 @@ class HarmonyDecoder(HarmonyMessages):
             self.pos = base + last - first + 1
             return m + 1
         first_id = key[0]
-        reported = len(self._log.items)
+        reported = self._log.count
         opened_before = self._opened
         start = first
         for cut in cuts[k:m + 1]:
@@ -218,7 +218,7 @@ class HarmonyDecoder(HarmonyMessages):
             self.pos += 1
             start = cut + 1
         opened = self._opened
-        if (len(self._log.items) == reported and self.state is CONTENT and opened is not None
+        if (self._log.count == reported and self.state is CONTENT and opened is not None
                 and opened is not opened_before and len(self._boundary_cache) < HEADER_CACHE_SIZE):
             end = self._end_name(first_id) if self._opens_boundary[first_id] is CONTENT else None
             self._boundary_cache[key] = (end, *opened, self._hdr_start - base)
@@ -269,7 +269,7 @@ class HarmonyDecoder(HarmonyMessages):
 
     def _ordinary_run(self, token_ids: Sequence[int]) -> None:
         """IDs none of which is structural; invalid ones are handled one by one."""
-        if self.state is not CONTENT:
+        if self.state is not CONTENT and self.state is not HELD:
             # A header holds at most max_header_tokens tokens, wherever the engine cut its
             # steps: the token past the cap starts the body (see _header_overflow).
             room = self._max_header_tokens - (self._hdr_tokens if self.state is HEADER else 0)

@@ -19,18 +19,24 @@ States (``HarmonyMessages.state``):
     completion starts here by default: the prompt ends with ``<|start|>assistant``.
 ``CONTENT``
     Inside a message body; ordinary tokens are decoded and passed on at once.
+``HELD``
+    Inside a body after ``<|start|>``, ``<|channel|>`` or ``<|endoftext|>``: the tokens are
+    held until they prove a new message's header or the body's text (:mod:`.harmony_body`).
 ``BETWEEN``
     After ``<|end|>``/``<|call|>``/``<|return|>``, waiting for ``<|start|>``. Ordinary text
     here is held (bounded) because it is usually a role word whose ``<|start|>`` is missing.
 
 Recovery (lenient mode; each records a diagnostic, ``strict=True`` raises instead):
 missing ``<|start|>`` (a ``<|channel|>`` or text after a message end starts a header),
-missing ``<|end|>`` (``<|start|>``/``<|channel|>`` inside a body closes it), missing
+missing ``<|end|>`` (``<|start|>``/``<|channel|>`` inside a body closes it when a well-formed
+header follows; otherwise they and any other special token in a body are its text, as in
+openai-harmony: :mod:`.harmony_body`), missing
 ``<|message|>`` (a terminator, the header cap or the end of stream inside a header parses
 what it can and the rest becomes the body), duplicated header words and ``to=``,
 ``to= name``, recipients carrying trailing markup, ``<|constrain|>json`` without a
 recipient (it is a content type, never the recipient), text after ``<|return|>``, stray
-special tokens (their literal goes into the diagnostic), invalid IDs (U+FFFD in the text).
+special tokens outside a body (their literal goes into the diagnostic), invalid IDs (U+FFFD
+in the text).
 
 Buffers: the header's bytes (at most ``max_header_tokens`` tokens, then the rest is body
 text), the UTF-8 stream's held bytes (at most 3) and a held message start (at most 48
@@ -45,19 +51,20 @@ import codecs
 from ..core import DiagnosticLog, SegmentSink
 from ..errors import InvalidTokenError
 from ..tokenizers.table import TokenTable, Utf8Stream
+from .harmony_body import CONTENT, HELD, HarmonyBodyHold
 from .harmony_header import parse_header
 from .harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
 
-__all__ = ["HarmonyMessages", "HEADER", "CONTENT", "BETWEEN", "HEADER_CACHE_SIZE"]
+__all__ = ["HarmonyMessages", "HEADER", "CONTENT", "BETWEEN", "HELD", "HEADER_CACHE_SIZE"]
 
-HEADER, CONTENT, BETWEEN = "HEADER", "CONTENT", "BETWEEN"
+HEADER, BETWEEN = "HEADER", "BETWEEN"
 
 #: entries in each of a model's header and boundary caches
 HEADER_CACHE_SIZE = 512
 _utf_8_decode = codecs.utf_8_decode
 
 
-class HarmonyMessages:
+class HarmonyMessages(HarmonyBodyHold):
     """One response's Harmony decoding state and its structural-token handlers."""
 
     def __init__(
@@ -104,12 +111,20 @@ class HarmonyMessages:
         self._returned = False
         # header accumulation: bytes per part (0 before <|channel|>, 1 after it, 2 after <|constrain|>)
         self._hdr_parts: list[list[bytes]] = [[], [], []]
+        self._hdr_reported: list[str] = []
+        # special tokens inside a body (.harmony_body): the held IDs, a held header re-read
+        self._held_body: list[tuple[int, int | None, bytes, int]] = []
+        self._held_count = 0
+        self._replaying = False
         self._hdr_part = 0
         self._hdr_tokens = 0
         self._hdr_start = 0
         self._hdr_explicit = start_in_header  # a header the protocol opened (vs. stray text)
     def _ordinary(self, data: bytes, start: int, count: int) -> None:
         """``count`` ordinary tokens starting at position ``start``, as bytes."""
+        if self.state is HELD:
+            self._held_ordinary(data, start, count)
+            return
         if self.state is not CONTENT and count + (self._hdr_tokens if self.state is HEADER else 0) > self._max_header_tokens:
             self._header_overflow()  # only single tokens get here past the cap (U+FFFD of an invalid ID)
         if self.state is CONTENT:
@@ -126,8 +141,12 @@ class HarmonyMessages:
         self._hdr_tokens += count
 
     def _special_or_invalid(self, token_id: object) -> None:
+        if self.state is HELD and self._held_special(token_id):
+            return
         if type(token_id) is not int:
             self._on_invalid_or_stray(token_id)
+            return
+        if self.state is CONTENT and self._body_special(token_id):
             return
         t = self._t
         if token_id == t.message:
@@ -323,9 +342,15 @@ class HarmonyMessages:
         else:
             channel, recipient, content_type, rest = self._parse_header(complete=False)
             if at_end and recipient is not None and not rest and not cut:
+                # the header's text, less what its parse reported already (each piece of
+                # model text is reported once)
+                text = self._header_text()
+                for reported in self._hdr_reported:
+                    for word in reported.split():
+                        text = text.replace(word, "", 1)
                 self._log.report(
                     "empty_call", f"header to {recipient!r} ended before <|message|>; no call was made",
-                    self.pos, text=self._header_text(),
+                    self.pos, text=text,
                 )
                 return False
         self._open(channel, recipient, content_type)
@@ -342,6 +367,7 @@ class HarmonyMessages:
         # are memoised per model; a parse that reported anything is never cached.
         key = (b"".join(self._hdr_parts[0]), b"".join(self._hdr_parts[1]), b"".join(self._hdr_parts[2]),
                self._hdr_part, complete, self._dup_channel_reported)
+        self._hdr_reported = []  # texts the last parse reported (issues are never cached)
         cached = self._header_cache.get(key)
         if cached is not None:
             return cached
@@ -351,6 +377,8 @@ class HarmonyMessages:
         )
         for issue in issues:
             self._log.report(issue.code, issue.message, self.pos, text=issue.text)
+            if issue.text:
+                self._hdr_reported.append(issue.text)
         if not issues and len(self._header_cache) < HEADER_CACHE_SIZE:
             self._header_cache[key] = fields
         return fields
@@ -358,6 +386,8 @@ class HarmonyMessages:
     # -- end of stream ---------------------------------------------------------------------
 
     def finish(self) -> None:
+        if self.state is HELD:
+            self._finish_hold()
         if self.state is CONTENT:
             self._close("eos", self.pos)
         elif self.state is HEADER and self._header_has_text():

@@ -74,4 +74,31 @@ ROWS: tuple[Profile, ...] = (
             special_ids=stand_in("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"),
         ),
     ),
+    row(
+        # Muse Spark (vLLM 0.33 ``muse`` / ``musespark1x``): MuseGlimmer's framing and ATEM calls
+        # with other channel semantics: a message without ``to=`` and ``to=self`` are reasoning,
+        # ``to=user`` and ``to=commentary`` the answer. vLLM drops ``to=developer`` messages;
+        # tokenparse drops no model text and routes them to reasoning (the side a client does not
+        # show). SGLang's ``muse`` name reads MuseGlimmer's semantics (the row above).
+        TagDialect(
+            "muse-spark", grammar=MuseAtemGrammar, header_tags=MUSE_HEADERS,
+            recipients={"": "reasoning", "self": "reasoning", "user": "content", "commentary": "content",
+                        "developer": "reasoning"},
+            tool_ends_reasoning=True,  # a message to a tool is a new message: the reasoning one has ended
+            text_tags=tags(*(literal for literal, _ in MUSE_HEADERS)),
+            description="Muse Spark: `<|start|>assistant[ to=self|user|commentary|TOOL]<|message|>` ... `<|eom|>`; "
+                        "no recipient and `self` are reasoning; "
+                        '`<atem:invoke name="N"><atem:parameter name="k">v</atem:parameter>` to a tool',
+        ),
+        aliases=("musespark1x", "muse_spark"),
+        example=example(
+            "<|message|>Weather in Paris.<|eom|><|start|>assistant to=commentary<|message|>Checking.<|eom|>"
+            "<|start|>assistant to=get_weather.get_weather<|message|><atem:function_calls>" + weather(muse_atem_call)
+            + "</atem:function_calls><|eom|>",
+            "Weather in Paris.", "Checking.", muse_atem_call, _MUSE_TOOL,
+            think=("<|start|>assistant<|message|>", "<|eom|>"), say=("<|start|>assistant to=user<|message|>", "<|eot|>"),
+            # stand-in IDs, as in the muse-glimmer row
+            special_ids=stand_in("<|start|>", "<|message|>", "<|eom|>", "<|eot|>"),
+        ),
+    ),
 )

@@ -71,7 +71,7 @@ ROWS: tuple[Profile, ...] = (
             "qwen3.5", reasoning=THINK, start="reasoning", tool_open=QWEN_TOOL[0], tool_close=QWEN_TOOL[1],
             grammar=Qwen3CoderGrammar, description="Qwen3.5 / 3.6: template opens `<think>`; Qwen3-Coder XML tool calls",
         ),
-        aliases=("qwen3.6", "step3p5", "step-3.5", "mimo", "nemotron_v3", "nemotron_3", "nemotron-3", "granite_thinking_parser", "minicpmv", "minicpm-v"), default_table=_qwen3_5_table,
+        aliases=("qwen3.6", "step3p5", "step-3.5", "step5", "mimo", "nemotron_v3", "nemotron_3", "nemotron-3", "granite_thinking_parser", "minicpmv", "minicpm-v"), default_table=_qwen3_5_table,
         example=WorkedExample(
             text="Weather in Paris.\n</think>\n\nChecking.\n<tool_call>"
                  + xml_function_call("get_weather", [("location", "Paris")], 0) + "</tool_call>",

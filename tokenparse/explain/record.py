@@ -96,8 +96,9 @@ def trace(
     """
     given = [[_plain_int(t) for t in step] for step in steps]
     observer = TraceObserver()
+    seen: list[Diagnostic] = []  # every diagnostic of the step being traced (kept or not)
     parser = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds(),
-                    observer=observer)
+                    observer=observer, on_diagnostic=seen.append)
     log = observer.log
     assert log is not None, "the parser did not attach its observer"
     table = model.table
@@ -116,7 +117,7 @@ def trace(
             partial = raw is not None and piece != raw.decode("utf-8", "replace")
             token = TokenTrace(len(tokens), token_id, piece, kind, partial, raw, step_index, k == 0, observer.state())
             tokens.append(token)
-            reported = len(log.items)
+            seen.clear()
             try:
                 deltas = parser.feed([token_id])
             except TokenParseError as exc:
@@ -124,7 +125,7 @@ def trace(
                 deltas = []
             segment = _take_events(token, observer.take(), segment)
             token.out = outputs(deltas, names)
-            raised_at.extend((d, token) for d in log.items[reported:])
+            raised_at.extend((d, token) for d in seen)
             if error is not None:
                 break
         if error is not None:
@@ -132,7 +133,7 @@ def trace(
     end = None
     if error is None:
         end = EndTrace(len(tokens), observer.state(), finish_reason)
-        reported = len(log.items)
+        seen.clear()
         try:
             deltas = parser.finish(finish_reason)  # type: ignore[arg-type]
         except TokenParseError as exc:
@@ -140,7 +141,7 @@ def trace(
             deltas = []
         _take_events(end, observer.take(), segment)
         end.out = outputs(deltas, names)
-        raised_at.extend((d, None) for d in log.items[reported:])
+        raised_at.extend((d, None) for d in seen)
     for diagnostic, raised in raised_at:
         _place(diagnostic, raised, tokens, end)
     as_given = Parser(model, tools, tool_choice, prompt_token_ids, strict=strict, id_factory=_CallIds())

@@ -44,7 +44,9 @@ from __future__ import annotations
 import re
 from typing import Callable, Protocol
 
+from .. import limits
 from ..errors import ParserStateError
+from ..limits import append_held
 from .errors import JsonLimitError, JsonStreamError
 from .scanner_cuts import LITERALS as _LITERALS
 from .scanner_cuts import STRING_STOP as _STRING_STOP
@@ -309,8 +311,11 @@ class JsonValueScanner(CutPieces):
                 if state == _IN_NUMBER:
                     tail_end = _NUMBER_TAIL.match(text, i).end()  # type: ignore[union-attr]  # matches ""
                     if tail_end > i:
-                        self._scalar.append(text[i:tail_end])
+                        append_held(self._scalar, text[i:tail_end])
                         self._scalar_chars += tail_end - i
+                        if self._scalar_chars > limits.MAX_HELD_CHARS:  # a number that never ends
+                            raise JsonLimitError(f"number longer than {limits.MAX_HELD_CHARS} characters",
+                                                 offset=self._base + tail_end - self._scalar_chars)
                     if tail_end == n:
                         i = n
                         break

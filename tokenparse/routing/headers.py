@@ -105,7 +105,9 @@ class MessageHeaders:
         recipient = found.group(1) if found else None
         if not _MUSE_HEADER.fullmatch(header):
             self._drop(header, pos, "words in a message header")
-        channel = CONTENT if recipient is None else self._recipients.get(recipient, TOOL)  # type: ignore[union-attr]
+        # a header without ``to=`` is the answer unless the dialect routes "" (Muse Spark: reasoning)
+        recipients = self._recipients
+        channel = recipients.get("", CONTENT) if recipient is None else recipients.get(recipient, TOOL)  # type: ignore[union-attr]
         target: Callable[[str], None] = self._target
         if channel == REASONING:
             self._route, self._route_start = REASONING, pos

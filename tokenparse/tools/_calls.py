@@ -53,7 +53,7 @@ class MarkedCallGrammar:
         self._chars = 0  # length of the head so far, capped at MAX_NAME_CHARS
         self._args: JsonArgsStream | None = None
         self._open_call = False  # tool_begin went out, tool_end not yet
-        self._stray = HeldText(log, f"text in a {self.label} tool section that is not a call")  # reported at the call or section end
+        self._stray = HeldText(log, f"text in a {self.label} tool section that is not a call", release=getattr(out, "content", None))  # reported at the call or section end
         #: (name, call id, position) of a call whose head is read: it begins (``tool_begin``)
         #: with its first argument text, so arguments that are not JSON make no call
         self._pending: tuple[str, str | None, int | None] | None = None

@@ -67,7 +67,7 @@ from __future__ import annotations
 from json.encoder import encode_basestring
 from typing import ClassVar, Mapping
 
-from ..limits import max_held_chars
+from ..limits import append_held, max_held_chars
 from .xml_elements import (
     CALL_ATTRS,
     CALL_BODY,
@@ -249,7 +249,10 @@ class XmlPayloadGrammar(XmlElements):
             if self._value_is_string:
                 self._out.tool_args(encode_basestring(segment)[1:-1])
             else:
-                self._value_parts.append(segment)
+                append_held(self._value_parts, segment)
+                self._value_chars += len(segment)
+                if self._value_chars > max_held_chars():
+                    self._release_typed_value()
         elif state is CALL_NAME:
             self._name.append(segment)
             if too_long(self._name, MAX_NAME_CHARS):
@@ -280,11 +283,44 @@ class XmlPayloadGrammar(XmlElements):
                 self._begin_value()
                 return start + first
         else:  # SEEK_CALL, CALL_BODY, SKIP_CALL: text outside the syntax
-            self._stray.append(segment)
+            append_held(self._stray, segment)
             self._stray_chars += len(segment)
             if self._stray_chars > max_held_chars():
-                self._held_too_long("text outside the tool-call syntax")
-                reason = self._stray_reason
-                self._flush_stray()
-                self._stray_reason = reason
+                self._release_stray()
         return stop
+
+    # -- past the cap (limits.MAX_HELD_CHARS) --------------------------------------------------
+
+    def _release_stray(self) -> None:
+        """Text outside the syntax past ``limits.MAX_HELD_CHARS``: a ``BufferLimitError`` in
+        strict mode; in lenient mode it becomes content, with a diagnostic (never dropped,
+        never held past the cap)."""
+        text = "".join(self._stray)
+        self._stray = []
+        self._stray_chars = 0
+        self._log.report(
+            "buffer_limit", f"{self._syn.label} text outside the tool-call syntax held past {max_held_chars()} "
+            f"characters; {len(text)} characters released as content", self._last_pos,
+        )
+        if self._syn.anchors:
+            text = text.translate(SYNTAX_TABLES[type(self)].untranslate)
+        release = getattr(self._out, "content", None)  # (a grammar test's minimal sink has none)
+        if release is None:
+            self._log.report("buffer_limit", "text outside the tool-call syntax", self._last_pos, text=text)
+        else:
+            release(text)
+
+    def _release_typed_value(self) -> None:
+        """A typed value past ``limits.MAX_HELD_CHARS`` (it is held until its close tag to be
+        checked as JSON): a ``BufferLimitError`` in strict mode; in lenient mode it becomes
+        a string value, what was held first, the rest streamed as it comes."""
+        key = self._key_text()
+        self._log.report(
+            "buffer_limit", f"typed value of parameter {key!r} of {self._call_name!r} held past {max_held_chars()} "
+            "characters; kept as a string", self._last_pos,
+        )
+        raw = "".join(self._value_parts)
+        self._value_parts = []
+        self._value_chars = 0
+        self._value_is_string = True
+        self._out.tool_args('"' + encode_basestring(raw)[1:-1])

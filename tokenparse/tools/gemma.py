@@ -29,6 +29,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import HeldText
 from .shared import DIAG, MAX_NAME_CHARS, report_block_rest
 
 __all__ = ["GemmaCallGrammar", "Gemma4Grammar", "FunctionGemmaGrammar"]
@@ -67,7 +68,7 @@ class GemmaCallGrammar:
         self._maybe_quote = ""  # end of the text that may begin a quote written as text
         self._emitted: list[str] = []
         self._open_call = False
-        self._stray: list[str] = []
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     # -- input -----------------------------------------------------------------------------
@@ -118,7 +119,7 @@ class GemmaCallGrammar:
             self._end(pos)
         report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
-        self._stray = []
+        self._stray.clear()
         self._fail_reason = None
 
     # -- scanning --------------------------------------------------------------------------

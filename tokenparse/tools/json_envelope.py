@@ -91,7 +91,9 @@ class JsonEnvelopeGrammar:
         self._out = out
         self._log = log
         self._reader: EnvelopeReader | None = None
-        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call envelope")
+        self._stray = HeldText(
+            log, f"text in a {self.label} tool block that is not a call envelope", release=getattr(out, "content", None)
+        )
         self._failed = False
         self._in_stray = False  # inside text that is not an envelope
         self._envelope_text: list[str] = []  # text of the open envelope until its call begins
@@ -207,8 +209,19 @@ class JsonEnvelopeGrammar:
         if reader is not None:
             # cut short by the block's end: a complete name is a call (with "{}" when no
             # arguments came), as a call whose name was cut is none
+            began = self._began
+            written = "".join(self._envelope_text)  # (a call that begins clears it)
             self._dispatch(reader.finish())
+            unread = None
+            if not began and self._began and not reader.args_written:
+                # the call is its name; the rest of the envelope (members read or cut, less
+                # the name member) is reported as written, once
+                unread = _without_name_member(written, self.name_keys)
+                reader.ignored.clear()
             self._report_errors(reader, pos)
+            if unread is not None and unread.strip("{} \t\r\n,"):
+                self._log.report(DIAG, f"{self.label} tool call cut before its arguments; the rest of its envelope "
+                                 "was not read", pos, text=unread)
             if not self._began:  # cut short before its name: keep what it said
                 self._stray.add("".join(self._envelope_text))
             self._envelope_text = []
@@ -300,6 +313,19 @@ class _ReadWhole:
     def __init__(self, ignored: list[tuple[str, str]]) -> None:
         self.ignored = ignored
         self.errors: list = []
+
+
+def _without_name_member(text: str, name_keys: tuple[str, ...]) -> str:
+    """``text`` (an envelope as written) without its first name member and the comma after it."""
+    pattern = _name_member_pattern(name_keys)
+    m = pattern.search(text)
+    return text if m is None else text[: m.start()] + text[m.end():]
+
+
+@functools.cache
+def _name_member_pattern(name_keys: tuple[str, ...]) -> re.Pattern[str]:
+    keys = "|".join(map(re.escape, name_keys))
+    return re.compile(r'"(?:' + keys + r')"\s*:\s*"(?:[^"\\]|\\.)*"\s*,?\s*')
 
 
 def _next_envelope_start(text: str, i: int) -> int:

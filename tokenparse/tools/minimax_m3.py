@@ -38,7 +38,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
-from ..limits import max_held_chars
+from ..limits import HeldText, max_held_chars
 from .shared import DIAG, MAX_NAME_CHARS
 from .xml_syntax import TYPED, typed_json_text
 
@@ -77,7 +77,8 @@ class MiniMaxM3Grammar:
         self._args = 0  # arguments emitted in the open call
         self._stack: list[_Node] = []  # open elements of the argument being read
         self._held = 0  # characters of the argument being read
-        self._stray: list[str] = []  # text outside the syntax, reported at the call or block end
+        # text outside the syntax, reported at the call or block end
+        self._stray = HeldText(log, "text in a MiniMax-M3 tool block that is not a call", release=getattr(out, "content", None))
         self._skip_reason: str | None = None  # why the invoke being skipped is broken (one report)
         self._pos: int | None = None
 
@@ -281,7 +282,8 @@ class MiniMaxM3Grammar:
         """The invoke cannot be read further: its text up to ``</invoke>`` is reported once."""
         self._flush_stray()
         self._skip_reason = f"MiniMax-M3 call: {reason}; the rest of the invoke was skipped"
-        self._stray = [text]
+        self._stray.clear()
+        self._stray.add(text)
         if self._call is not None:
             self._out.tool_end(self._pos)  # arguments so far stay unclosed: nothing is invented
             self._call = None
@@ -295,7 +297,7 @@ class MiniMaxM3Grammar:
 
     def _flush_stray(self) -> None:
         stray = "".join(self._stray)
-        self._stray = []
+        self._stray.clear()
         reason, self._skip_reason = self._skip_reason, None
         if reason is not None:
             self._report(reason, stray)

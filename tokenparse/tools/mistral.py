@@ -45,7 +45,7 @@ class MistralGrammar:
         self._call_id: list[str] = []
         self._args: JsonArgsStream | None = None
         self._envelope: JsonEnvelopeGrammar | None = None
-        self._stray = HeldText(log, "text in a Mistral tool block that is not a call")
+        self._stray = HeldText(log, "text in a Mistral tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
         self._pending: tuple[str, str | None, int] | None = None  # begins with its first argument text
         self._verbatim: str | None = None  # broken arguments: trailing whitespace held

@@ -18,6 +18,7 @@ import json
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import HeldText
 from .shared import DIAG, MAX_NAME_CHARS, ArgsError, JsonArgsStream, report_block_rest
 
 __all__ = ["NameKeyedJsonGrammar"]
@@ -42,7 +43,7 @@ class NameKeyedJsonGrammar:
         self._escaped = False
         self._args: JsonArgsStream | None = None
         self._calls = 0
-        self._stray: list[str] = []
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     def text(self, text: str) -> None:
@@ -148,7 +149,7 @@ class NameKeyedJsonGrammar:
             self._log.report(DIAG, f"empty {self.label} tool block", pos)
         report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
-        self._stray = []
+        self._stray.clear()
         self._fail_reason = None
 
     def _fail(self, reason: str, rest: str) -> None:

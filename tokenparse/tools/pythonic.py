@@ -32,6 +32,7 @@ import re
 from typing import Any, ClassVar, Mapping
 
 from ..core import DiagnosticLog, MessageSink
+from ..limits import HeldText
 from .pyliteral import BLANK, LiteralError, PyLiteral
 from .shared import DIAG, MAX_NAME_CHARS, report_block_rest
 
@@ -92,7 +93,7 @@ class PythonicGrammar:
         self._first_arg = True
         self._open_call = False
         self._calls = 0
-        self._stray: list[str] = []
+        self._stray = HeldText(log, f"text in a {self.label} tool block that is not a call", release=getattr(out, "content", None))
         self._fail_reason: str | None = None
 
     # -- MessageSink side ------------------------------------------------------------------
@@ -277,7 +278,7 @@ class PythonicGrammar:
             self._log.report(DIAG, f"{self.label} tool call list was not closed with ']'", pos)
         report_block_rest(self._log, self.label, self._fail_reason, "".join(self._stray), pos)
         self._state = STRAY
-        self._stray = []
+        self._stray.clear()
         self._fail_reason = None
 
     def _fail(self, reason: str, rest: str) -> None:

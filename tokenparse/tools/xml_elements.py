@@ -16,10 +16,11 @@ Each transition is a handler, and ``_SyntaxTables`` is the table state -> {tag: 
 for one syntax. Also here: what a call writes (``tool_begin``, the JSON text of its
 arguments, ``tool_end``) and the diagnostics, with the buffers they own:
 
-* ``_stray``: text outside the syntax, reported as one diagnostic; ``max_held_chars()``;
+* ``_stray``: text outside the syntax, reported as one diagnostic; ``max_held_chars()`` (then
+  it becomes content: ``_xml_common``);
 * ``_name`` / ``_key`` / ``_attrs``: the open tag being read; ``MAX_NAME_CHARS``;
-* ``_value_parts``: a typed value, kept whole until its close tag converts it (not capped:
-  the schema's number / boolean / object values are converted only when complete).
+* ``_value_parts``: a typed value, kept whole until its close tag converts it, up to
+  ``max_held_chars()`` (then it becomes a string value: ``_xml_common``).
 
 The text between tags is read by :class:`~._xml_common.XmlPayloadGrammar`, which builds on
 this class.
@@ -80,7 +81,7 @@ class XmlElements(TagScanner):
         "_out", "_log", "_tools", "_syn", "_state", "_text_tags",
         "_transitions", "_markers_seen", "_last_pos", "_stray", "_name", "_key", "_attrs",
         "_call_name", "_param_count", "_value_is_string", "_value_started", "_value_parts",
-        "_trim", "_stray_reason", "_value_tags", "_stray_chars",
+        "_trim", "_stray_reason", "_value_tags", "_stray_chars", "_value_chars",
     )
 
     def __init__(self, out: MessageSink, log: DiagnosticLog, tools: Any = None) -> None:
@@ -103,6 +104,7 @@ class XmlElements(TagScanner):
         self._value_is_string = True
         self._value_started = False  # first value character seen (leading-newline rule)
         self._value_parts: list[str] = []  # typed value text, converted at its close tag
+        self._value_chars = 0  # characters in _value_parts (bounded by max_held_chars())
         self._stray_reason = ""
         self._stray_chars = 0  # characters in _stray (bounded by max_held_chars())
         self._value_tags: StateTags | None = None  # VALUE-state tags of the open call (see _begin_call)
@@ -274,6 +276,7 @@ class XmlElements(TagScanner):
         self._value_is_string = is_string
         self._value_started = False
         self._value_parts = []
+        self._value_chars = 0
         self._out.tool_args(prefix + encode_basestring(key) + (': "' if is_string else ": "))
         self._state = VALUE
 
