@@ -16,10 +16,14 @@ may lower them: ``tokenparse.limits.MAX_HELD_CHARS = 100_000``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import Callable, Iterator, Protocol
 
-if TYPE_CHECKING:  # core reads the caps below; the log is only a type here
-    from .core import DiagnosticLog
+
+class _Log(Protocol):
+    """What a held buffer uses of :class:`tokenparse.core.DiagnosticLog` (core reads the caps
+    below, so this module does not import it)."""
+
+    def report(self, code: str, message: str, position: int | None = None, text: str | None = None) -> None: ...
 
 __all__ = ["MAX_HELD_CHARS", "MAX_LEADING_WHITESPACE", "MAX_DIAGNOSTICS_PER_KIND", "MAX_PENDING_IDS", "MAX_DIAGNOSTIC_TEXT_CHARS", "HeldText", "max_held_chars", "max_leading_whitespace", "append_held"]
 
@@ -78,7 +82,7 @@ class HeldText:
     _JOIN_EVERY = 256
 
     def __init__(
-        self, log: DiagnosticLog, message: str, code: str = "tool_call", release: Callable[[str], None] | None = None
+        self, log: _Log, message: str, code: str = "tool_call", release: Callable[[str], None] | None = None
     ) -> None:
         self._log = log
         self._message = message

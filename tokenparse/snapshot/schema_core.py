@@ -17,6 +17,7 @@ from ..channels.harmony import HarmonyDecoder
 from ..channels.harmony_messages import BETWEEN as H_BETWEEN
 from ..channels.harmony_messages import CONTENT as H_CONTENT
 from ..channels.harmony_messages import HEADER as H_HEADER
+from ..channels.harmony_messages import HELD as H_HELD
 from ..channels.tag_tokens import CONTENT, REASONING, TOOL
 from ..channels.tags import TagDecoder
 from ..core import DiagnosticLog
@@ -28,7 +29,7 @@ from ..routing.newlines import EdgeNewlines
 from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
 from .engine import Child, Existing, InstanceOnly, Schema, register, schema_of
-from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Record, Spec, Str, Tup
+from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Record, Spec, Str, Tup
 
 NAT = Int(0)
 TEXT = Str()
@@ -101,6 +102,10 @@ def _check_assembler(assembler: Any) -> None:
 def _check_harmony(decoder: Any) -> None:
     if len(decoder._hdr_parts) != 3:
         raise SnapshotError("snapshot field harmony.decoder._hdr_parts: expected three parts")
+    literals = decoder._table.literals
+    held = decoder._held_body
+    if len(held) > decoder._max_header_tokens + 1 or any(t is not None and t not in literals for _, t, _, _ in held):
+        raise SnapshotError("snapshot field harmony.decoder._held_body: not a held header of this model")
 
 
 def _tag_patterns(decoder: Any) -> None:
@@ -127,12 +132,22 @@ def _route_choice(i: int) -> Choice:
     return Choice({kind: pick(kind) for kind in ("content", "reasoning", "tool")})
 
 
+def _check_log(log: Any) -> None:
+    """The summaries' places are entries of ``items`` (``diagnostics()`` writes there)."""
+    for code, entry in log.dropped.items():
+        if len(entry) != 3 or not 0 <= entry[0] < len(log.items):
+            raise SnapshotError(f"snapshot field log.dropped[{code!r:.40}]: not an entry of the log")
+
+
 DIAGNOSTIC = Record(Diagnostic, {"code": NAME, "message": TEXT, "position": OPT_NAT, "text": OPT_TEXT})
 _MODES = Enum(CONTENT, REASONING, TOOL)
 
 register(
-    Schema("log", (DiagnosticLog,), {"items": List(DIAGNOSTIC), "position_hint": OPT_NAT},
-           derived=frozenset({"strict"})),
+    Schema("log", (DiagnosticLog,), {
+        "items": List(DIAGNOSTIC), "position_hint": OPT_NAT, "count": NAT,
+        "kept": Pairs(NAME, NAT), "kept_chars": NAT,
+        "dropped": Pairs(NAME, List(NAT, 3)),  # code -> [index in items, count, characters]
+    }, derived=frozenset({"strict", "listener"}), after=_check_log),
     Schema("assembler", (Assembler,), {
         "_calls": List(Child(_new_call)),
         "_builtin_calls": List(Child(_new_call)),
@@ -142,6 +157,8 @@ register(
         "_reasoning_tokens": NAT,
         "_dropped": OPT_TEXTS,
         "_dropped_pos": OPT_NAT,
+        "_dropped_chars": NAT,
+        "_dropped_capped": Bool(),
         "_run_kind": Int(0, 0),  # between steps no run is open (take() ends it)...
         "_runs": Empty(),
         "_pending_ids": List(NAT),
@@ -154,10 +171,15 @@ register(
         "args": KeptText("args"), "has_args": Bool(),
     }),
     Schema("utf8", (Utf8Stream,), {"held": Bytes(4)}),
-    Schema("held_text", (HeldText,), {"_parts": TEXTS, "_chars": NAT}, derived=frozenset({"_log", "_message", "code"})),
+    Schema("held_text", (HeldText,), {"_parts": TEXTS, "_chunks": TEXTS, "_chars": NAT},
+           derived=frozenset({"_log", "_message", "code", "release"})),
     Schema("harmony.decoder", (HarmonyDecoder,), {
         "pos": NAT,
-        "state": Enum(H_HEADER, H_CONTENT, H_BETWEEN),
+        "state": Enum(H_HEADER, H_CONTENT, H_BETWEEN, H_HELD),
+        "_hdr_reported": TEXTS,
+        "_held_body": List(Tup((NAT, Opt(NAT), Bytes(), NAT)), max=4096),
+        "_held_count": NAT,
+        "_replaying": Bool(),
         "_returned": Bool(),
         "_dup_channel_reported": Bool(),
         "_opened": Opt(Tup((OPT_TEXT, OPT_TEXT, OPT_TEXT))),
@@ -250,5 +272,5 @@ def register_parser(parser_class: type) -> None:
             "_assembler": Existing(),
             "_decoder": Existing(),
         }, derived=frozenset({"model", "tools", "keep_result", "_log_items", "_feed_body", "_router", "_body_text",
-                              "_decode_step", "_json_readers"}), after=_check_parser),
+                              "_decode_step", "_json_readers", "_on_diagnostic", "_fresh"}), after=_check_parser),
     )

@@ -183,6 +183,7 @@ _XML_FIELDS = {
     "_value_is_string": Bool(),
     "_value_started": Bool(),
     "_value_parts": TEXTS,
+    "_value_chars": NAT,
     "_found": Pairs(NAME, Tup(each=_INT, max=8)),
     "_text_tags": Choice({"plain": lambda o: SYNTAX_TABLES[type(o)].text_tags,
                           "markers": lambda o: SYNTAX_TABLES[type(o)].text_tags_after_markers}),
@@ -222,7 +223,7 @@ _ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set"
 _GEMMA_FIELDS = {
     "_state": Int(0, 3), "_head": TEXTS, "_head_len": NAT, "_stack": List(Plain(1)), "_in_string": Bool(),
     "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(), "_maybe_quote": TEXT, "_emitted": TEXTS,
-    "_open_call": Bool(), "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+    "_open_call": Bool(), "_stray": Existing(), "_fail_reason": OPT_TEXT,
 }
 
 register(
@@ -245,17 +246,17 @@ register(
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("name_keyed", (NameKeyedJsonGrammar,), {
         "_state": Int(0, 5), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
-        "_calls": NAT, "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+        "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("gemma", (Gemma4Grammar, FunctionGemmaGrammar), _GEMMA_FIELDS, derived=frozenset({"_out", "_log"})),
     Schema("minimax_m3", (MiniMaxM3Grammar,), {
         "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
-        "_held": NAT, "_stray": TEXTS, "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
+        "_held": NAT, "_stray": Existing(), "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
     }, derived=_WIRING),
     Schema("pythonic", (PythonicGrammar,), {
         "_state": Int(0, 8), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
         "_args_out": TEXTS, "_value": Opt(Child(lambda g, data: PyLiteral(g._args_out.append))),
-        "_first_arg": Bool(), "_open_call": Bool(), "_calls": NAT, "_stray": TEXTS, "_fail_reason": OPT_TEXT,
+        "_first_arg": Bool(), "_open_call": Bool(), "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log"})),
     Schema("pyliteral", (PyLiteral,), {
         "_stack": List(Plain(1), max=4096), "_quote": Str(1), "_escape": Str(16), "_word": TEXT, "_key_word": Bool(),
