@@ -12,7 +12,7 @@ Two small comparisons, each run in one go on the same machine:
    the client process reads the same streams with aiohttp and with httpx (``httpx``, or the
    ``httpx2`` fork the openai SDK ships). Reported: the client's CPU time per event.
 
-Run: ``python benchmarks/bench_serve_stack.py [--events 200 --requests 64 --concurrency 32 --repeat 3]``.
+Run: ``python benchmarks/bench_http_stack.py [--events 200 --requests 64 --concurrency 32 --repeat 3]``.
 Medians of ``--repeat`` runs, with min-max.
 """
 from __future__ import annotations
