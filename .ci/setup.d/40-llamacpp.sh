@@ -4,10 +4,11 @@
 # reachable), plus that tree's GGUF converter (convert_hf_to_gguf.py, conversion/, gguf-py/),
 # which the tests run to turn a tiny random-weight model into a GGUF.
 #
-# Output: $CACHE/llamacpp-$VERSION/{bin/llama-server,convert/} and the link $CACHE/llamacpp
+# Output: $CACHE/llamacpp-$VERSION/{bin/llama-server,convert/} and the link .ci/cache/llamacpp
 # to it (what tests/engines/llamacpp_support.py looks for; TOKENPARSE_LLAMA_SERVER overrides).
-# The build is kept per version: a second run with the same pin reuses it. Nothing built here
-# is committed (.ci/cache/ is git-ignored).
+# $CACHE is outside the checkout (TOKENPARSE_CI_CACHE, default ~/.cache/tokenparse-ci), so the
+# build is kept per version across clones on one machine: a second run with the same pin reuses
+# it; a new machine builds it. Nothing built here is committed (.ci/cache/ is git-ignored).
 #
 # Build flags, all for an offline CPU build: no CURL/OpenSSL (no model downloads), no web UI
 # (its assets come from npm or a download), GGML_NATIVE=OFF (the binary does not depend on
@@ -19,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=0.3.36  # llama-cpp-python, whose sdist vendors the llama.cpp tree built here
-CACHE="${TOKENPARSE_CI_CACHE:-$PWD/.ci/cache}"
+CACHE="${TOKENPARSE_CI_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tokenparse-ci}"
 DEST="$CACHE/llamacpp-$VERSION"
 mkdir -p "$CACHE"
 if [ -x "$DEST/bin/llama-server" ] && [ -f "$DEST/convert/convert_hf_to_gguf.py" ]; then
@@ -52,5 +53,6 @@ else
     rm -rf "$work"
     echo "llama-server $VERSION built in $((SECONDS - start)) s"
 fi
-ln -sfn "llamacpp-$VERSION" "$CACHE/llamacpp"
+mkdir -p .ci/cache
+ln -sfn "$DEST" .ci/cache/llamacpp
 "$DEST/bin/llama-server" --version
