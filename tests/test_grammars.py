@@ -41,6 +41,8 @@ KNOWN = {
                                    "content follows an optional header (Lark and GBNF accept it)",
     **{("muse-glimmer", form): "the prompt's header prefix (<|start|>assistant) is not taken off the first "
                                "message correctly yet" for form in ("structural_tag", "lark", "gbnf")},
+    **{("muse-spark", form): "MuseGlimmer's framing: the prompt's header prefix (<|start|>assistant) is not taken "
+                             "off the first message correctly yet" for form in ("structural_tag", "lark", "gbnf")},
 }
 
 

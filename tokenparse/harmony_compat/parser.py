@@ -40,6 +40,7 @@ import operator
 from typing import Any
 
 from ..channels.harmony import BETWEEN, CONTENT, HEADER
+from ..channels.harmony_messages import HELD
 from ..core import DiagnosticLog
 from ..errors import Diagnostic
 from ..routing.harmony import BoundHarmony
@@ -47,7 +48,10 @@ from ._types import Author, Message, Role, StreamState, TextContent, model_for
 
 __all__ = ["StreamableParser"]
 
-_STATES = {HEADER: StreamState.HEADER, CONTENT: StreamState.CONTENT, BETWEEN: StreamState.EXPECT_START}
+# HELD: a special token inside a body and what follows it are held until it is known whether a
+# header follows (the body goes on meanwhile, as openai-harmony's does)
+_STATES = {HEADER: StreamState.HEADER, CONTENT: StreamState.CONTENT, HELD: StreamState.CONTENT,
+           BETWEEN: StreamState.EXPECT_START}
 _ROLES = {role.value: role for role in Role}
 
 
