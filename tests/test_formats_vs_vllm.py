@@ -362,10 +362,7 @@ def test_every_vllm_parser_name_is_in_the_readme():
     done = subprocess.run([_vllm_python(), "-c", _NAMES_SCRIPT], capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     registered = json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
-    readme = (REPO / "docs" / "profiles.md").read_text()
-    section = readme[readme.index("#### The serving engines' parser names"):]
-    section = section[: section.index("\n## ")]
-    named = set(re.findall(r"`([^`]+)`", section))
+    named = _readme_engine_names()
     for kind in ("tool", "reasoning"):
         assert registered[kind], kind
         assert sorted(set(registered[kind]) - named) == [], f"vLLM {kind} parsers missing from the README"
@@ -393,11 +390,14 @@ VLLM_0_33_REASONING_PARSERS = (
 
 
 def _readme_engine_names() -> set[str]:
+    """The parser names in the engines' table of the profiles page (docs/profiles.md), up to
+    the next section of its level or above, or the page's end."""
     import re
 
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("#### The serving engines' parser names"):]
-    section = section[: section.index("\n## ")]
+    page = (REPO / "docs" / "profiles.md").read_text()
+    section = page[page.index("#### The serving engines' parser names"):]
+    end = re.search(r"\n#{1,4} ", section[5:])
+    section = section[: end.start() + 5] if end else section
     return set(re.findall(r"`([^`]+)`", section))
 
 
@@ -408,7 +408,7 @@ def test_every_vllm_0_33_parser_name_is_in_the_readme(kind, names):
 
 def test_vllm_0_33_new_names_load():
     """The names 0.33 added load the row that reads their format (``beam``: none yet)."""
-    import tokenparse
+    from tokenparse.dialects.registry import get_profile
 
-    assert tokenparse.profiles.get_profile("step5").name == "qwen3.5"
-    assert tokenparse.profiles.get_profile("musespark1x").name == "muse-spark"
+    assert get_profile("step5").name == "qwen3.5"
+    assert get_profile("musespark1x").name == "muse-spark"
