@@ -1,9 +1,11 @@
-"""Real clients (Codex CLI, Claude Code, openai-agents) against ``tokenparse serve`` in front of vLLM.
+"""Real clients (Codex CLI, Claude Code, openai-agents) against ``tokenparse serve`` in front of
+a real engine (vLLM: test_serve_clients.py; llama.cpp: test_llamacpp_clients.py).
 
 - The npm clients come from ``<repo>/.ci/node`` (``.ci/setup.d/50-clients.sh`` installs them
   there) or ``TOKENPARSE_NODE_PREFIX``; ``openai-agents`` from the test venv. Missing: skip
   locally, fail when ``CI`` is set (a skipped client test counts as missing there).
 - :class:`Gateway` runs ``python -m tokenparse serve`` on 127.0.0.1 with a bounded start-up and
+  ``--access-log`` (one line per request: the tests check which endpoint a client posted), and
   stops it by process group; :func:`run_bounded` runs a client with a timeout and kills its
   whole process group on expiry (the clients spawn shells).
 - Every client is pointed at 127.0.0.1 only, with its telemetry, update checks and error
@@ -89,18 +91,19 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 
 class Gateway:
-    """One ``tokenparse serve --engine vllm`` process in front of ``upstream`` (a VllmServer)."""
+    """One ``tokenparse serve --engine ENGINE`` process in front of ``upstream_url`` (a
+    VllmServer for ``vllm``; a llama-server, or the test relay before one, for ``llamacpp``)."""
 
     def __init__(self, upstream_url: str, model_dir: Path, name: str, log_dir: Path,
-                 extra: list[str] | None = None) -> None:
+                 extra: list[str] | None = None, engine: str = "vllm") -> None:
         self.port = free_port()
         self.name = name
         self.root = f"http://127.0.0.1:{self.port}"
         self.base_url = self.root + "/v1"
         self.log_path = log_dir / f"gateway-{name}.log"
-        self.args = [sys.executable, "-m", "tokenparse", "serve", "--engine", "vllm", "--upstream", upstream_url,
+        self.args = [sys.executable, "-m", "tokenparse", "serve", "--engine", engine, "--upstream", upstream_url,
                      "--model", str(model_dir), "--served-model-name", name, "--host", "127.0.0.1",
-                     "--port", str(self.port), *(extra or [])]
+                     "--port", str(self.port), "--access-log", *(extra or [])]
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> Gateway:
