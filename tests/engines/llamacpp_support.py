@@ -125,15 +125,16 @@ def script(ids: Sequence[int], *, eog: int | None = None, forever: int | None = 
 class LlamaServer:
     """One ``llama-server`` process serving ``gguf`` on 127.0.0.1."""
 
-    def __init__(self, binary: str, gguf: Path, log_dir: Path, name: str) -> None:
+    def __init__(self, binary: str, gguf: Path, log_dir: Path, name: str, ctx_size: int = CTX_SIZE,
+                 extra_args: Sequence[str] = ()) -> None:
         self.name = name
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log_path = log_dir / f"llama-server-{name}.log"
         self.args = [
             binary, "--model", str(gguf), "--host", "127.0.0.1", "--port", str(self.port),
-            "--ctx-size", str(CTX_SIZE), "--parallel", "1", "--threads", "1", "--metrics", "--no-warmup",
-            "--no-webui",
+            "--ctx-size", str(ctx_size), "--parallel", "1", "--threads", "1", "--metrics", "--no-warmup",
+            "--no-webui", *extra_args,
         ]
         self.proc: subprocess.Popen | None = None
         self.start_seconds: float | None = None
