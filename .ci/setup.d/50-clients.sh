@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Real agent clients for tests/engines/test_serve_clients.py: Codex CLI and Claude Code from npm
+# Real agent clients for tests/engines/test_serve_clients.py (vLLM) and test_llamacpp_clients.py
+# (llama.cpp): Codex CLI and Claude Code from npm
 # into a git-ignored local prefix, .ci/node (the tests look for .ci/node/node_modules/.bin/codex
 # and .../claude, and fail under CI when they are missing). Both packages ship a native binary
 # in an optional per-platform package, which npm picks. Versions pinned: the tests script the
