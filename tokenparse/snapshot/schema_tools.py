@@ -58,6 +58,7 @@ from ..tools.xml_respelled import (
     K2HorizonGrammar,
     MiniCPM5Grammar,
     MuseAtemGrammar,
+    RflParametersGrammar,
     SolarOpen2Grammar,
 )
 from ..tools.xml_scan import StateTags
@@ -192,7 +193,7 @@ _XML_FIELDS = {
 _XML_DERIVED = _WIRING | {"_syn", "_trim", "_transitions"}
 _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTagGrammar, DeepSeekV41Grammar,
         HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar, MuseAtemGrammar, HyV3Grammar, GcmlGrammar,
-        KimiK3Grammar)
+        KimiK3Grammar, RflParametersGrammar)
 
 _MARKED_FIELDS = {
     "_state": Int(0, 15),
