@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from ..routing.harmony import HarmonyDialect
 from ..tokenizers.table import TokenTable
-from .profile import Profile, row
 from ..tools.xml_respelled import RflParametersGrammar
+from .profile import Profile, row
 from .spellers import beam_call, harmony_call
 from .worked import PARIS, WorkedExample
 
