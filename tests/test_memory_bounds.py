@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import gc
 import random
+import re
 import tracemalloc
 
 import pytest
-from registry_models import TEMPLATES, TOOLS, all_profiles, piece_ids, registry_model
+from registry_models import TEMPLATES, TOOLS, VARIANTS, all_profiles, piece_ids, registry_model
 
 import tokenparse
 from tokenparse import limits
@@ -182,3 +183,53 @@ def test_diagnostic_text_budget(low_caps):
     assert [d.code for d in kept] == ["x", "diagnostics_dropped"]
     assert f"2 more 'x' diagnostic(s) not kept ({6 * CAP} characters of text)" in kept[1].message
     assert log.count == 3
+
+
+#: a number the speller writes as its digits in every format (JSON, XML value, Python literal)
+_SENTINEL = 7_777_777
+
+
+def _number_that_never_ends(profile: str) -> tuple[list[int], list[int]]:
+    """(prefix IDs, unit IDs): the profile's own spelling of ``add(x=<number>)`` up to the
+    number's first digit, then more digits for ever."""
+    from tokenparse.dialects.registry import get_profile
+
+    example = get_profile(VARIANTS.get(profile, profile)).example
+    text = example.spell_calls([("add", [("x", _SENTINEL)])])
+    if profile == "mistral-v13":  # (the mistral row spells v11's JSON list)
+        text = f'[TOOL_CALLS]add[ARGS]{{"x": {_SENTINEL}}}'
+    if example.block is None and text.startswith("<|start|>assistant"):  # Harmony: the completion starts in the header
+        text = text[len("<|start|>assistant"):]
+    head = text[: text.index(str(_SENTINEL)) + 1]
+    table = registry_model(profile).table
+    literals = sorted((lit for lit in table.added if lit in head), key=len, reverse=True)
+    pieces = [p for p in re.split("(" + "|".join(map(re.escape, literals)) + ")", head) if p] if literals else [head]
+    return _ids(profile, pieces), list(table.encode("1111"))
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_number_past_the_cap(profile, low_caps):
+    """A JSON number (or typed value) that never ends, in every profile's own call spelling:
+    strict mode raises ``BufferLimitError`` with a token position and never the arguments'
+    error (``ToolCallError``); lenient mode raises nothing and every digit comes out (the
+    arguments, content or a diagnostic's text), however the stream is cut."""
+    model = registry_model(profile)
+    prefix, unit = _number_that_never_ends(profile)
+    ids = prefix + unit * (3 * CAP // 4)
+    for step in (1, 97):
+        parser = model.parser(tools=TOOLS, strict=True)
+        try:
+            for k in range(0, len(ids), step):
+                parser.feed(ids[k : k + step])
+            parser.finish()
+        except tokenparse.BufferLimitError as error:
+            assert error.position is not None and 0 <= error.position < len(ids), (profile, error)
+        seen: list = []
+        parser = model.parser(tools=TOOLS, on_diagnostic=seen.append)
+        for k in range(0, len(ids), step):
+            parser.feed(ids[k : k + step])
+        parser.finish()
+        message = parser.result()
+        out = (message.content or "") + (message.reasoning or "")
+        out += "".join(c.function.arguments for c in message.tool_calls) + "".join(d.text or "" for d in seen)
+        assert out.count("1111") >= 3 * CAP // 4 - 1, (profile, step, len(out))
