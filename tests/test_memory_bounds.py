@@ -233,3 +233,28 @@ def test_registry_number_past_the_cap(profile, low_caps):
         out = (message.content or "") + (message.reasoning or "")
         out += "".join(c.function.arguments for c in message.tool_calls) + "".join(d.text or "" for d in seen)
         assert out.count("1111") >= 3 * CAP // 4 - 1, (profile, step, len(out))
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_diagnostics_are_bounded(profile, low_caps):
+    """Every profile: 300 IDs outside the vocabulary (a diagnostic each, in lenient mode)
+    between text keep ``MAX_DIAGNOSTICS_PER_KIND`` diagnostics of the code and one summary
+    counting the rest; ``on_diagnostic`` saw each, with a position."""
+    model = registry_model(profile)
+    bad = model.table.vocab_size + 7
+    word = list(model.table.encode(" qz"))
+    ids = word + ([bad] + word) * 300
+    for step in (1, 50, len(ids)):
+        seen: list = []
+        parser = model.parser(tools=TOOLS, keep_result=False, on_diagnostic=seen.append)
+        for k in range(0, len(ids), step):
+            parser.feed(ids[k : k + step])
+        parser.finish()
+        codes = [d.code for d in seen]
+        code = max(set(codes), key=codes.count)
+        assert codes.count(code) >= 300 and all(d.position is not None for d in seen), (profile, codes[:5])
+        kept = parser.diagnostics
+        assert [d for d in kept if d.code == code] == [d for d in seen if d.code == code][:5]
+        summary = [d for d in kept if d.code == "diagnostics_dropped" and repr(code) in d.message]
+        assert len(summary) == 1 and f"{codes.count(code) - 5} more {code!r}" in summary[0].message
+        assert len(kept) <= 6 * len(set(codes))
