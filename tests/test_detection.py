@@ -291,7 +291,7 @@ def test_holo2_is_found_as_qwen3_and_named_for_its_default():
     assert model.name == "holo2" and model.dialect.start_mode(None) == "reasoning"
 
 
-def test_beam_by_its_template_or_model_type(tmp_path):
+def test_beam_by_its_template_or_model_type():
     """Beam shares Harmony's tokens; its chat template (an ``<rfl:parameter>`` per argument)
     or ``model_type`` "beam" picks the row, and a template without it stays gpt-oss."""
     table = tokenparse.load("gpt-oss").table
