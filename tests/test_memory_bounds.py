@@ -8,6 +8,10 @@
   for many tokens: held memory (tracemalloc) after the long run is about what it was after
   a tenth of it; strict mode raises ``BufferLimitError`` with a token position; lenient mode
   gives the held text out (content, or the value) with a ``buffer_limit`` diagnostic.
+* Registry-wide too: the diagnostics bound for each profile; a word repeated past the cap
+  at each cut comes out in full; a JSON number (typed value) that never ends is a
+  ``BufferLimitError`` in strict mode, never the arguments' error, and lenient mode keeps
+  every digit.
 
 The caps are lowered for the test (they are read when checked), so a cap is reached within
 a few thousand tokens and the runs stay short; ``benchmarks/bench_memory.py`` measures the
@@ -25,6 +29,7 @@ from registry_models import TEMPLATES, TOOLS, VARIANTS, all_profiles, piece_ids,
 
 import tokenparse
 from tokenparse import limits
+from tokenparse.dialects.registry import HARMONY_ROWS
 
 #: (profile, prefix pieces, repeated unit) -- the issue's shapes; a piece that is one added
 #: token of the profile's tokenizer is that token, any other is text
@@ -258,3 +263,29 @@ def test_registry_diagnostics_are_bounded(profile, low_caps):
         summary = [d for d in kept if d.code == "diagnostics_dropped" and repr(code) in d.message]
         assert len(summary) == 1 and f"{codes.count(code) - 5} more {code!r}" in summary[0].message
         assert len(kept) <= 6 * len(set(codes))
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_never_closing_output_loses_nothing(profile, low_caps):
+    """At each sampled cut of the profile's well-formed response, a word repeated far past
+    the cap (lenient mode) comes out every time: content, reasoning, arguments or a
+    diagnostic's text (released at the cap, or at the end of the stream)."""
+    model = registry_model(profile)
+    word = " qz"
+    unit = list(model.table.encode(word))
+    repeats = 2 * CAP // len(word)
+    for cut, prefix, _ in _cuts(profile):
+        ids = prefix + unit * repeats
+        seen: list = []
+        parser = model.parser(tools=TOOLS, on_diagnostic=seen.append)
+        for k in range(0, len(ids), 97):
+            parser.feed(ids[k : k + 97])
+        parser.finish()
+        message = parser.result()
+        out = (message.content or "") + (message.reasoning or "") + "".join(d.text or "" for d in seen)
+        out += "".join(c.function.name + c.function.arguments for c in [*message.tool_calls, *message.builtin_tool_calls])
+        # (a release at the cap may cut a word between two places: count its letters; in a
+        # Harmony header the first word is the message's channel, the protocol's, not text)
+        expected = repeats - (1 if profile in HARMONY_ROWS else 0)
+        assert min(out.count("q"), out.count("z")) >= expected, (profile, cut, out.count("q"), out.count("z"),
+                                                               [d.code for d in seen][:6])
