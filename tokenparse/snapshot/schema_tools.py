@@ -75,7 +75,7 @@ _INT = Int()
 
 def _json_args(grammar: Any, data: dict) -> Any:
     begin = grammar._begin_pending if data.get("_begin") == "pending" else None
-    return JsonArgsStream(grammar._out, strict=grammar._strict, begin=begin)
+    return JsonArgsStream(grammar._out, strict=grammar._strict, begin=begin, log=grammar._log)
 
 
 def _scanner(reader: Any, data: dict) -> Any:
@@ -274,7 +274,7 @@ register(
     Schema("json.args", (JsonArgsStream,), {
         "_begin": Choice({"none": lambda o: None, "pending": lambda o: o._begin}),
         "_fed": NAT, "_held": TEXT, "emitted": Bool(), "_scanner": Existing(),
-    }, derived=frozenset({"_out", "_strict"})),
+    }, derived=frozenset({"_out", "_strict", "_log"})),
     Schema("json.scanner", (JsonValueScanner,), {
         "_state": Int(0, 10), "_stack": List(Bool(), max=100_000), "_string_is_key": Bool(), "_escape": Str(16),
         "_scalar": TEXTS, "_scalar_chars": NAT, "_offset": NAT, "_base": _INT,
