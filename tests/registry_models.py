@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import tokenparse
 from dialects_support import synthetic_table
-from tokenparse.dialects.registry import get_profile
+from tokenparse.dialects.registry import HARMONY_ROWS, get_profile
 
 #: the tools every property example offers (one string, one typed and one argument-less tool)
 TOOLS = [
@@ -101,7 +101,7 @@ def registry_model(profile: str) -> tokenparse.Model:
 def raw_model(profile: str) -> tokenparse.Model:
     """The profile with every character kept (no template-newline trimming), where it has the option."""
     model = registry_model(profile)
-    if profile == "gpt-oss":
+    if profile in HARMONY_ROWS:
         return model
     return tokenparse.load(VARIANTS.get(profile, profile), tokenizer=model.table, trim_newlines=False)
 

@@ -289,3 +289,14 @@ def test_holo2_is_found_as_qwen3_and_named_for_its_default():
     assert [c.profile for c in tokenparse.detect(tok)] == ["qwen3"]
     model = tokenparse.load("holo2", tokenizer=tok)
     assert model.name == "holo2" and model.dialect.start_mode(None) == "reasoning"
+
+
+def test_beam_by_its_template_or_model_type():
+    """Beam shares Harmony's tokens; its chat template (an ``<rfl:parameter>`` per argument)
+    or ``model_type`` "beam" picks the row, and a template without it stays gpt-oss."""
+    table = tokenparse.load("gpt-oss").table
+    beam_template = ('{%- for k, v in args.items() %}<rfl:parameter name="{{ k }}">\\n{{ v }}\\n</rfl:parameter>'
+                     "{%- endfor %}<|constrain|>xml<|message|>")
+    assert [c.profile for c in tokenparse.detect(table, chat_template=beam_template)] == ["beam"]
+    assert [c.profile for c in tokenparse.detect(table, chat_template="<|constrain|>json<|message|>")] == ["gpt-oss"]
+    assert [c.profile for c in tokenparse.detect(table, model_type="beam")] == ["beam"]

@@ -407,8 +407,9 @@ def test_every_vllm_0_33_parser_name_is_in_the_readme(kind, names):
 
 
 def test_vllm_0_33_new_names_load():
-    """The names 0.33 added load the row that reads their format (``beam``: none yet)."""
+    """The names 0.33 added load the row that reads their format."""
     from tokenparse.dialects.registry import get_profile
 
+    assert get_profile("beam").name == "beam"
     assert get_profile("step5").name == "qwen3.5"
     assert get_profile("musespark1x").name == "muse-spark"

@@ -8,6 +8,10 @@
   for many tokens: held memory (tracemalloc) after the long run is about what it was after
   a tenth of it; strict mode raises ``BufferLimitError`` with a token position; lenient mode
   gives the held text out (content, or the value) with a ``buffer_limit`` diagnostic.
+* Registry-wide too: the diagnostics bound for each profile; a word repeated past the cap
+  at each cut comes out in full; a JSON number (typed value) that never ends is a
+  ``BufferLimitError`` in strict mode, never the arguments' error, and lenient mode keeps
+  every digit.
 
 The caps are lowered for the test (they are read when checked), so a cap is reached within
 a few thousand tokens and the runs stay short; ``benchmarks/bench_memory.py`` measures the
@@ -17,13 +21,15 @@ from __future__ import annotations
 
 import gc
 import random
+import re
 import tracemalloc
 
 import pytest
-from registry_models import TEMPLATES, TOOLS, all_profiles, piece_ids, registry_model
+from registry_models import TEMPLATES, TOOLS, VARIANTS, all_profiles, piece_ids, registry_model
 
 import tokenparse
 from tokenparse import limits
+from tokenparse.dialects.registry import HARMONY_ROWS
 
 #: (profile, prefix pieces, repeated unit) -- the issue's shapes; a piece that is one added
 #: token of the profile's tokenizer is that token, any other is text
@@ -182,3 +188,108 @@ def test_diagnostic_text_budget(low_caps):
     assert [d.code for d in kept] == ["x", "diagnostics_dropped"]
     assert f"2 more 'x' diagnostic(s) not kept ({6 * CAP} characters of text)" in kept[1].message
     assert log.count == 3
+
+
+#: a number the speller writes as its digits in every format (JSON, XML value, Python literal)
+_SENTINEL = 7_777_777
+
+
+def _number_that_never_ends(profile: str) -> tuple[list[int], list[int]]:
+    """(prefix IDs, unit IDs): the profile's own spelling of ``add(x=<number>)`` up to the
+    number's first digit, then more digits for ever."""
+    from tokenparse.dialects.registry import get_profile
+
+    example = get_profile(VARIANTS.get(profile, profile)).example
+    text = example.spell_calls([("add", [("x", _SENTINEL)])])
+    if profile == "mistral-v13":  # (the mistral row spells v11's JSON list)
+        text = f'[TOOL_CALLS]add[ARGS]{{"x": {_SENTINEL}}}'
+    if example.block is None and text.startswith("<|start|>assistant"):  # Harmony: the completion starts in the header
+        text = text[len("<|start|>assistant"):]
+    head = text[: text.index(str(_SENTINEL)) + 1]
+    table = registry_model(profile).table
+    literals = sorted((lit for lit in table.added if lit in head), key=len, reverse=True)
+    pieces = [p for p in re.split("(" + "|".join(map(re.escape, literals)) + ")", head) if p] if literals else [head]
+    return _ids(profile, pieces), list(table.encode("1111"))
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_number_past_the_cap(profile, low_caps):
+    """A JSON number (or typed value) that never ends, in every profile's own call spelling:
+    strict mode raises ``BufferLimitError`` with a token position and never the arguments'
+    error (``ToolCallError``); lenient mode raises nothing and every digit comes out (the
+    arguments, content or a diagnostic's text), however the stream is cut."""
+    model = registry_model(profile)
+    prefix, unit = _number_that_never_ends(profile)
+    ids = prefix + unit * (3 * CAP // 4)
+    for step in (1, 97):
+        parser = model.parser(tools=TOOLS, strict=True)
+        strict_raised = False
+        try:
+            for k in range(0, len(ids), step):
+                parser.feed(ids[k : k + step])
+            parser.finish()
+        except tokenparse.BufferLimitError as error:
+            assert error.position is not None and 0 <= error.position < len(ids), (profile, error)
+            strict_raised = True
+        seen: list = []
+        parser = model.parser(tools=TOOLS, on_diagnostic=seen.append)
+        for k in range(0, len(ids), step):
+            parser.feed(ids[k : k + step])
+        parser.finish()
+        message = parser.result()
+        out = (message.content or "") + (message.reasoning or "")
+        out += "".join(c.function.arguments for c in message.tool_calls) + "".join(d.text or "" for d in seen)
+        assert out.count("1111") >= 3 * CAP // 4 - 1, (profile, step, len(out))
+        if strict_raised:  # the cap was crossed: lenient mode says so (docs/usage.md, Memory)
+            assert "buffer_limit" in [d.code for d in seen], (profile, step, [d.code for d in seen])
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_diagnostics_are_bounded(profile, low_caps):
+    """Every profile: 300 IDs outside the vocabulary (a diagnostic each, in lenient mode)
+    between text keep ``MAX_DIAGNOSTICS_PER_KIND`` diagnostics of the code and one summary
+    counting the rest; ``on_diagnostic`` saw each, with a position."""
+    model = registry_model(profile)
+    bad = model.table.vocab_size + 7
+    word = list(model.table.encode(" qz"))
+    ids = word + ([bad] + word) * 300
+    for step in (1, 50, len(ids)):
+        seen: list = []
+        parser = model.parser(tools=TOOLS, keep_result=False, on_diagnostic=seen.append)
+        for k in range(0, len(ids), step):
+            parser.feed(ids[k : k + step])
+        parser.finish()
+        codes = [d.code for d in seen]
+        code = max(set(codes), key=codes.count)
+        assert codes.count(code) >= 300 and all(d.position is not None for d in seen), (profile, codes[:5])
+        kept = parser.diagnostics
+        assert [d for d in kept if d.code == code] == [d for d in seen if d.code == code][:5]
+        summary = [d for d in kept if d.code == "diagnostics_dropped" and repr(code) in d.message]
+        assert len(summary) == 1 and f"{codes.count(code) - 5} more {code!r}" in summary[0].message
+        assert len(kept) <= 6 * len(set(codes))
+
+
+@pytest.mark.parametrize("profile", all_profiles())
+def test_registry_never_closing_output_loses_nothing(profile, low_caps):
+    """At each sampled cut of the profile's well-formed response, a word repeated far past
+    the cap (lenient mode) comes out every time: content, reasoning, arguments or a
+    diagnostic's text (released at the cap, or at the end of the stream)."""
+    model = registry_model(profile)
+    word = " qz"
+    unit = list(model.table.encode(word))
+    repeats = 2 * CAP // len(word)
+    for cut, prefix, _ in _cuts(profile):
+        ids = prefix + unit * repeats
+        seen: list = []
+        parser = model.parser(tools=TOOLS, on_diagnostic=seen.append)
+        for k in range(0, len(ids), 97):
+            parser.feed(ids[k : k + 97])
+        parser.finish()
+        message = parser.result()
+        out = (message.content or "") + (message.reasoning or "") + "".join(d.text or "" for d in seen)
+        out += "".join(c.function.name + c.function.arguments for c in [*message.tool_calls, *message.builtin_tool_calls])
+        # (a release at the cap may cut a word between two places: count its letters; in a
+        # Harmony header the first word is the message's channel, the protocol's, not text)
+        expected = repeats - (1 if profile in HARMONY_ROWS else 0)
+        assert min(out.count("q"), out.count("z")) >= expected, (profile, cut, out.count("q"), out.count("z"),
+                                                               [d.code for d in seen][:6])

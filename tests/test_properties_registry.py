@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import tokenparse
-from tokenparse.dialects.registry import get_profile
+from tokenparse.dialects.registry import HARMONY_ROWS, get_profile
 from dialects_support import encode
 from registry_models import M, TEMPLATES, TOOLS, piece_ids, all_profiles, atoms, marker, raw_model, registry_model
 from streaming import message_dict, reassemble
@@ -208,7 +208,7 @@ def marker_counts(model, parser, items, markers):
     sink += [d.text or "" for d in parser.diagnostics]
     text = "\x00".join(sink)
     protocol = ""
-    if model.name == "gpt-oss":
+    if model.name in HARMONY_ROWS:
         ids = [t for t in items if type(t) is int]
         protocol = "\x00".join(f"{s.channel}\x00{s.content_type}" for s in model.segments(ids))
     return {word: text.count(word) for word in markers}, protocol
@@ -283,7 +283,7 @@ def test_text_spelled_tags_never_act(profile, data):
         literal = table.literals.get(item)
         body += table.encode(literal) if literal is not None else [item]
     prefix = table.encode("Note: ")
-    if profile == "gpt-oss":
+    if profile in HARMONY_ROWS:
         prefix = encode(table, "<|channel|>final<|message|>", ["<|channel|>", "<|message|>"]) + prefix
     ids = prefix + body
     parser, deltas = run(model, [ids])

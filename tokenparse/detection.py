@@ -81,9 +81,15 @@ _PYTHONIC = "[func_name1("
 _INTERN = ("<|action_start|>", "<|action_end|>", "<|plugin|>")
 _LLAMA4 = ("<|header_start|>", "<|python_start|>", "<|python_end|>")
 
+#: Beam's argument element, in its chat template
+_RFL = "<rfl:parameter"
+
 #: one row per built-in profile; every row is tried, and more than one match is an ambiguity
 RULES: list[Rule] = [
-    Rule("gpt-oss", tokens=("<|start|>", "<|channel|>", "<|message|>", "<|call|>"), model_types=("gpt_oss",)),
+    Rule("gpt-oss", tokens=("<|start|>", "<|channel|>", "<|message|>", "<|call|>"), without_template=(_RFL,),
+         model_types=("gpt_oss",)),
+    # Beam: Harmony's tokens too; its template writes each argument as an <rfl:parameter>
+    Rule("beam", template=(_RFL, "<|constrain|>"), model_types=("beam",)),
     Rule("qwen3", tokens=_QWEN_BLOCK, without_tokens=_NOT_QWEN, template=("<args-json-object>",)),
     Rule("qwen3-coder", tokens=_QWEN_BLOCK, without_tokens=_NOT_QWEN, template=_XML_CALL, without_template=("<think>",)),
     Rule("qwen3.5", tokens=_QWEN_BLOCK + _THINK, without_tokens=_NOT_QWEN, template=_XML_CALL + ("<think>",)),

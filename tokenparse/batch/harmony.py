@@ -83,8 +83,8 @@ _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def harmony_rows(dialect: Any) -> HarmonyRows | None:
     """The fast path of a bound Harmony dialect (built once per model), else ``None``."""
-    if type(dialect) is not BoundHarmony:
-        return None
+    if type(dialect) is not BoundHarmony or dialect.arguments is not None:
+        return None  # (an argument grammar (Beam) needs the full parser)
     plan = _plans.get(dialect)
     if plan is None:
         plan = _plans[dialect] = HarmonyRows(dialect)

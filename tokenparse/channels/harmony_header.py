@@ -101,7 +101,7 @@ class _Reading:
                 if self.channel is None:
                     self.channel = word
                 elif not channel_repeat_reported:
-                    self.issues.append(HeaderIssue("duplicate_channel", f"channel word {word!r} repeated"))
+                    self.issues.append(HeaderIssue("duplicate_channel", f"channel word {word!r} repeated", word))
             elif (
                 self.content_type is None
                 and (word in _CONTENT_TYPES or (complete and first_is_channel))

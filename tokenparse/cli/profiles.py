@@ -34,7 +34,8 @@ def print_profiles(out: TextIO) -> None:
 def matching_mode(dialect: object) -> str:
     """How a profile's tags are matched, from its declaration (no tokenizer is loaded)."""
     if not hasattr(dialect, "tool_open"):  # Harmony: one fixed set of structural tokens
-        return f"tags by token ID: {HARMONY_TAGS}"
+        arguments = getattr(dialect, "arguments", None)  # a tool message's body grammar (Beam)
+        return f"tags by token ID: {HARMONY_TAGS}" + (f"; payload {arguments.__name__}" if arguments is not None else "")
     tags = _structural_tags(dialect)
     mode = "tags by token ID: " + ", ".join(tags) if tags else "no tags"
     text_tags = sorted(map(_shown, getattr(dialect, "text_tags", ()) or ()))

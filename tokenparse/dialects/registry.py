@@ -19,6 +19,9 @@ __all__ = ["Profile", "register_profile", "get_profile", "profile_names", "built
 FAMILIES = ("harmony", "qwen", "deepseek", "glm", "kimi", "mistral", "llama", "minimax", "pythonic", "gemma", "granite",
             "hunyuan", "intern", "gigachat", "json_tags", "xml_tags", "headers")
 
+#: the rows whose declaration is Harmony's (not a tag dialect: no base of a dialect file)
+HARMONY_ROWS = ("gpt-oss", "beam")
+
 _PROFILES: dict[str, Profile] = {}
 _ROWS: tuple[Profile, ...] = ()
 
@@ -60,7 +63,7 @@ def text_tag_dialects() -> Mapping[str, Callable[..., Any]]:
     registry nothing can change at run time)."""
     global _DIALECTS
     if _DIALECTS is None:
-        _DIALECTS = MappingProxyType({row.name: row.dialect for row in builtin_profiles() if row.name != "gpt-oss"})
+        _DIALECTS = MappingProxyType({row.name: row.dialect for row in builtin_profiles() if row.name not in HARMONY_ROWS})
     return _DIALECTS
 
 

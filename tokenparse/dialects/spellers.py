@@ -89,6 +89,13 @@ def harmony_call(name: str, args: Args, index: int) -> str:
     )
 
 
+def beam_call(name: str, args: Args, index: int) -> str:
+    """Beam: an ``analysis`` message to ``NAME``, ``<|constrain|>xml``, one ``<rfl:parameter>``
+    element per argument with the value on its own line."""
+    params = "\n".join(f'<rfl:parameter name="{k}">\n{_text_value(v)}\n</rfl:parameter>' for k, v in args)
+    return f"<|start|>assistant to={name}<|channel|>analysis <|constrain|>xml<|message|>{params}<|call|>"
+
+
 # -- further formats -----------------------------------------------------------------------
 
 

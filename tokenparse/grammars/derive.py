@@ -285,7 +285,10 @@ def _harmony(example: Any, tags: Mapping[str, int], excludes: tuple[str, ...], c
     else:
         # a preamble before the calls: the commentary message without a recipient
         preamble = message((example.say[0].replace("<|channel|>final", "<|channel|>commentary"), example.say[1]))
-        body = alt(final, seq(Opt(seq(preamble, nxt)), calls))
+        after: Node = EMPTY
+        if example.text.rfind("<|channel|>final") > example.text.find(" to="):
+            after = Opt(seq(nxt, final))  # the format answers after its calls (Beam)
+        body = alt(final, seq(Opt(seq(preamble, nxt)), calls, after))
     if reasoning and example.think is not None:
         return alt(seq(message(example.think), nxt, body), body)
     return body

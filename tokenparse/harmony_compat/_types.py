@@ -122,6 +122,6 @@ def model_for(encoding: Any) -> Model:
                     if len(_models) < _MAX_MODELS:
                         _models[key] = model_or_none
         model = model_or_none
-    if not isinstance(model.dialect, BoundHarmony):
+    if not isinstance(model.dialect, BoundHarmony) or model.dialect.arguments is not None:
         raise TypeError(f"StreamableParser needs a Harmony model (gpt-oss), not {model.name!r}")
     return model

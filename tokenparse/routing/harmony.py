@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from ..channels.harmony import HarmonyDecoder
 from ..channels.harmony_tokens import HarmonyTokens, guarded_table, non_text_ids
-from ..core import DiagnosticLog, MessageSink, SegmentSink
+from ..core import DiagnosticLog, GrammarFactory, MessageSink, PayloadGrammar, SegmentSink
 from ..tokenizers.table import TokenTable
 
 __all__ = ["HarmonyDialect", "BoundHarmony", "HarmonyRouter", "classify_recipient"]
@@ -37,14 +37,22 @@ class HarmonyRouter:
     content; a recipient -> a tool call (``functions.x`` or a bare name -> function ``x``;
     ``browser.*``/``python``/``container.*`` -> built-in call); unknown channels -> content.
     Analysis messages and built-in calls count as reasoning tokens.
+
+    With an argument grammar (Beam: XML parameters instead of JSON text) a tool message's body
+    goes through a fresh grammar of the call the header opened (``_grammar``); the message's
+    end closes the grammar, which closes the call.
     """
 
     __slots__ = ("_out", "_log", "text", "step", "step_runs", "_is_tool", "_counts_as_reasoning",
-                 "_open_pos", "_as_content", "_as_reasoning", "_as_tool")
+                 "_open_pos", "_as_content", "_as_reasoning", "_as_tool", "_grammar_factory", "_tools", "_grammar")
 
-    def __init__(self, out: MessageSink, log: DiagnosticLog) -> None:
+    def __init__(self, out: MessageSink, log: DiagnosticLog, grammar: GrammarFactory | None = None,
+                 tools: Any = None) -> None:
         self._out = out
         self._log = log
+        self._grammar_factory = grammar
+        self._tools = tools
+        self._grammar: PayloadGrammar | None = None
         # rebound per segment: the per-token call goes straight through. ``step`` and
         # ``step_runs`` (an assembler's; None for a sink without them) are ``text`` and the
         # end of the step in one call: a body step's text and IDs -> its deltas or runs
@@ -73,8 +81,14 @@ class HarmonyRouter:
         if recipient is not None:
             self._out.tool_begin(name, builtin=builtin, recipient=recipient, pos=pos)
             self._is_tool = True
-            self._counts_as_reasoning = builtin or channel == "analysis"
-            self.text, self.step, self.step_runs = self._as_tool
+            # (Beam addresses every call on ``analysis``: its framing, not reasoning)
+            self._counts_as_reasoning = builtin or (channel == "analysis" and self._grammar_factory is None)
+            if self._grammar_factory is not None:
+                grammar = self._grammar = self._grammar_factory(self._out, self._log, self._tools)
+                grammar.adopt(name)  # type: ignore[attr-defined]
+                self.text, self.step, self.step_runs = grammar.text, self._grammar_step, self._grammar_step_runs
+            else:
+                self.text, self.step, self.step_runs = self._as_tool
         elif channel == "analysis":
             self._counts_as_reasoning = True
             self.text, self.step, self.step_runs = self._as_reasoning
@@ -86,8 +100,19 @@ class HarmonyRouter:
     def marker(self, role: str, pos: int) -> None:  # Harmony has no in-body markers
         pass
 
+    def _grammar_step(self, text: str, token_ids: list[int]) -> Any:
+        self._grammar.text(text)  # type: ignore[union-attr]
+        return self._out.take(token_ids)  # type: ignore[attr-defined]
+
+    def _grammar_step_runs(self, text: str, token_ids: list[int]) -> Any:
+        self._grammar.text(text)  # type: ignore[union-attr]
+        return self._out.take_runs(token_ids)  # type: ignore[attr-defined]
+
     def close(self, end: str, pos: int) -> None:
-        if self._is_tool:
+        if self._grammar is not None:
+            grammar, self._grammar = self._grammar, None
+            grammar.close(pos, end == "eos")  # ends the call (tool_end) too
+        elif self._is_tool:
             self._out.tool_end(pos)
         if self._counts_as_reasoning:
             self._out.reasoning_tokens(pos - self._open_pos)
@@ -98,8 +123,12 @@ class HarmonyRouter:
 class BoundHarmony:
     name = "harmony"
 
-    def __init__(self, table: TokenTable, *, start_in_header: bool = True, max_header_tokens: int = 128) -> None:
+    def __init__(self, table: TokenTable, *, start_in_header: bool = True, max_header_tokens: int = 128,
+                 arguments: GrammarFactory | None = None, name: str = "harmony") -> None:
         self.table = table
+        self.name = name
+        #: the grammar of a tool message's body; ``None``: the body is the JSON arguments as written
+        self.arguments = arguments
         self.tokens = HarmonyTokens.resolve(table)
         self.start_in_header = start_in_header
         self.max_header_tokens = max_header_tokens
@@ -135,7 +164,7 @@ class BoundHarmony:
         return decoder
 
     def router(self, out: MessageSink, log: DiagnosticLog, tools: Any) -> HarmonyRouter:
-        return HarmonyRouter(out, log)
+        return HarmonyRouter(out, log, self.arguments, tools)
 
 
 @dataclass(frozen=True)
@@ -147,12 +176,14 @@ class HarmonyDialect:
     #: a header longer than this without ``<|message|>`` is cut: the rest is body text
     max_header_tokens: int = 128
     description: str = field(default="", compare=False)
-
-    name = "harmony"
+    #: the grammar of a tool message's body (Beam's XML parameters); ``None``: JSON text as written
+    arguments: GrammarFactory | None = None
+    name: str = "harmony"
 
     def replace(self, **changes: Any) -> HarmonyDialect:
         """A copy with some options changed (``load(profile, **options)`` goes through here)."""
         return dataclasses.replace(self, **changes)
 
     def bind(self, table: TokenTable) -> BoundHarmony:
-        return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens)
+        return BoundHarmony(table, start_in_header=self.start_in_header, max_header_tokens=self.max_header_tokens,
+                            arguments=self.arguments, name=self.name)

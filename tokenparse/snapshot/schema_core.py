@@ -125,11 +125,21 @@ def _new_grammar(router: Any, data: dict) -> Any:
 
 
 def _route_choice(i: int) -> Choice:
-    """A Harmony router's bound text / step / step_runs: one of the three kinds it bound."""
+    """A Harmony router's bound text / step / step_runs: one of the three kinds it bound, or
+    its argument grammar's (Beam)."""
     def pick(kind: str) -> Any:
         return lambda o: getattr(o, f"_as_{kind}")[i]
 
-    return Choice({kind: pick(kind) for kind in ("content", "reasoning", "tool")})
+    choices = {kind: pick(kind) for kind in ("content", "reasoning", "tool")}
+    choices["grammar"] = (lambda o: o._grammar.text, lambda o: o._grammar_step, lambda o: o._grammar_step_runs)[i]
+    return Choice(choices)
+
+
+def _new_harmony_grammar(router: Any, data: dict) -> Any:
+    """The argument grammar of a Harmony router's open tool message (the model's dialect's)."""
+    if router._grammar_factory is None:
+        raise SnapshotError("snapshot field _grammar: this model's Harmony format has no argument grammar")
+    return router._grammar_factory(router._out, router._log, router._tools)
 
 
 def _check_log(log: Any) -> None:
@@ -197,10 +207,11 @@ register(
         "_is_tool": Bool(),
         "_counts_as_reasoning": Bool(),
         "_open_pos": NAT,
+        "_grammar": Opt(Child(_new_harmony_grammar)),
         "text": _route_choice(0),
         "step": _route_choice(1),
         "step_runs": _route_choice(2),
-    }, derived=frozenset({"_out", "_log", "_as_content", "_as_reasoning", "_as_tool"})),
+    }, derived=frozenset({"_out", "_log", "_as_content", "_as_reasoning", "_as_tool", "_grammar_factory", "_tools"})),
     Schema("tags.decoder", (TagDecoder,), {
         "pos": NAT,
         "mode": _MODES,

@@ -58,6 +58,7 @@ from ..tools.xml_respelled import (
     K2HorizonGrammar,
     MiniCPM5Grammar,
     MuseAtemGrammar,
+    RflParametersGrammar,
     SolarOpen2Grammar,
 )
 from ..tools.xml_scan import StateTags
@@ -74,7 +75,7 @@ _INT = Int()
 
 def _json_args(grammar: Any, data: dict) -> Any:
     begin = grammar._begin_pending if data.get("_begin") == "pending" else None
-    return JsonArgsStream(grammar._out, strict=grammar._strict, begin=begin)
+    return JsonArgsStream(grammar._out, strict=grammar._strict, begin=begin, log=grammar._log)
 
 
 def _scanner(reader: Any, data: dict) -> Any:
@@ -192,7 +193,7 @@ _XML_FIELDS = {
 _XML_DERIVED = _WIRING | {"_syn", "_trim", "_transitions"}
 _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTagGrammar, DeepSeekV41Grammar,
         HyV4Grammar, K2HorizonGrammar, MiniCPM5Grammar, SolarOpen2Grammar, MuseAtemGrammar, HyV3Grammar, GcmlGrammar,
-        KimiK3Grammar)
+        KimiK3Grammar, RflParametersGrammar)
 
 _MARKED_FIELDS = {
     "_state": Int(0, 15),
@@ -273,7 +274,7 @@ register(
     Schema("json.args", (JsonArgsStream,), {
         "_begin": Choice({"none": lambda o: None, "pending": lambda o: o._begin}),
         "_fed": NAT, "_held": TEXT, "emitted": Bool(), "_scanner": Existing(),
-    }, derived=frozenset({"_out", "_strict"})),
+    }, derived=frozenset({"_out", "_strict", "_log"})),
     Schema("json.scanner", (JsonValueScanner,), {
         "_state": Int(0, 10), "_stack": List(Bool(), max=100_000), "_string_is_key": Bool(), "_escape": Str(16),
         "_scalar": TEXTS, "_scalar_chars": NAT, "_offset": NAT, "_base": _INT,

@@ -91,7 +91,7 @@ class MarkedCallGrammar:
         raise NotImplementedError
 
     def _start_args(self) -> None:
-        self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending)
+        self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending, log=self._log)
         self._state = ARGS
 
     def _begin_pending(self) -> None:

@@ -122,7 +122,7 @@ class MistralGrammar:
                 self._fail("[ARGS] without a tool name", "", pos)
                 return
             self._pending = (name, call_id, pos)  # the call begins with its first argument text
-            self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending)
+            self._args = JsonArgsStream(self._out, strict=self._strict, begin=self._begin_pending, log=self._log)
             self._state = _M_ARGS
             return
         self._log.report(DIAG, f"unexpected {self.markers.get(role, role)} in a Mistral tool block", pos)

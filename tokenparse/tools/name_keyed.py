@@ -126,7 +126,7 @@ class NameKeyedJsonGrammar:
             return
         self._out.tool_begin(name)
         self._calls += 1
-        self._args = JsonArgsStream(self._out, strict=self._strict)
+        self._args = JsonArgsStream(self._out, strict=self._strict, log=self._log)
         self._state = ARGS
 
     def marker(self, role: str, pos: int) -> None:

@@ -151,8 +151,8 @@ class PythonicGrammar:
                     self._name.append(m.group())
                     self._name_len += m.end() - i
                     i = m.end()
-                    if self._name_len > MAX_NAME_CHARS:
-                        self._fail(f"tool name longer than {MAX_NAME_CHARS} characters", text[i:])
+                    if self._name_len > MAX_NAME_CHARS:  # the held name is reported with the rest
+                        self._fail(f"tool name longer than {MAX_NAME_CHARS} characters", "".join(self._name) + text[i:])
                         return
                     continue
                 c = text[i]
@@ -180,8 +180,8 @@ class PythonicGrammar:
                 if m.end() > i:
                     self._key.append(m.group())
                     i = m.end()
-                    if sum(map(len, self._key)) > MAX_NAME_CHARS:
-                        self._fail("keyword argument name too long", text[i:])
+                    if sum(map(len, self._key)) > MAX_NAME_CHARS:  # the held keyword is reported with the rest
+                        self._fail("keyword argument name too long", "".join(self._key) + text[i:])
                         return
                     continue
                 c = text[i]

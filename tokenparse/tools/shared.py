@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..core import DiagnosticLog, MessageSink
-from ..errors import ToolCallError
+from ..errors import BufferLimitError, ToolCallError
 from ..json.errors import JsonStreamError
 from ..json.scanner import DEFAULT_MAX_DEPTH, JsonValueScanner
 from ..json.whole import container_end
@@ -44,13 +44,18 @@ class JsonArgsStream:
     it: the scanner reports a bad token at its first character, so holding it is what keeps
     the split between arguments and the reported rest the same however the text was chunked
     (stream == complete, even for malformed arguments). The hold is bounded by the token the
-    scanner itself holds.
+    scanner itself holds, at most ``limits.MAX_HELD_CHARS``: past it, strict mode raises the
+    scanner's ``BufferLimitError`` (``JsonLimitError``); lenient mode reports it
+    (``buffer_limit``, with ``log``) and takes the arguments' recovery (``ArgsError``: the text
+    is kept as written, with a ``tool_call`` diagnostic).
     """
 
-    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin", "_strict")
+    __slots__ = ("_out", "_scanner", "_fed", "_held", "emitted", "_begin", "_strict", "_log")
 
-    def __init__(self, out: MessageSink, *, strict: bool = False, begin: Any = None) -> None:
+    def __init__(self, out: MessageSink, *, strict: bool = False, begin: Any = None,
+                 log: DiagnosticLog | None = None) -> None:
         self._out = out
+        self._log = log  # where a held token past the cap is reported (lenient: ``buffer_limit``)
         self._begin = begin  # called once, before the first argument text (the call starts there)
         self._scanner = JsonValueScanner(allow_control_chars=not strict)
         self._strict = strict
@@ -85,6 +90,14 @@ class JsonArgsStream:
         try:
             end = scanner.feed(text, i)
         except JsonStreamError as exc:
+            if isinstance(exc, BufferLimitError):
+                # a held token (a number that never ends) past ``limits.MAX_HELD_CHARS``: the
+                # cap's error, not the arguments' (the parser gives it its token position);
+                # lenient: the cap's diagnostic, then the arguments' recovery below
+                if self._strict:
+                    raise
+                if self._log is not None:
+                    self._log.report(exc.code, f"JSON arguments: {exc.message}; the text is kept as written")
             bad = exc.offset if exc.offset is not None else base
             if bad >= base:
                 cut = min(len(text), i + bad - base)

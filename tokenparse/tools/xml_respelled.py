@@ -30,10 +30,11 @@ from __future__ import annotations
 
 from ._xml_common import XmlPayloadGrammar
 from .dsml import DSML, DSML_TOKEN
+from .xml_elements import CALL_BODY
 from .xml_syntax import TO_ATTRS, TO_BODY, TO_CLOSE, TO_KEY, XmlSyntax
 
 __all__ = [
-    "MuseAtemGrammar", "ATEM_SYNTAX", "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar", "SolarOpen2Grammar",
+    "RflParametersGrammar", "RFL_SYNTAX", "MuseAtemGrammar", "ATEM_SYNTAX", "DeepSeekV41Grammar", "HyV4Grammar", "K2HorizonGrammar", "MiniCPM5Grammar", "SolarOpen2Grammar",
     "DSML_V41_SYNTAX", "HY_V4_SYNTAX", "K2_HORIZON_SYNTAX", "MINICPM5_SYNTAX", "HY_V4_MARKERS", "K2_HORIZON_MARKERS",
 ]
 
@@ -191,3 +192,39 @@ class MuseAtemGrammar(XmlPayloadGrammar):
                 text = text.replace(tag, "")
             self._stray = [text] if text.strip() else []
         super()._flush_stray()
+
+
+RFL_SYNTAX = XmlSyntax(
+    label="Beam rfl",
+    call_open=None,  # the call is the body of a Harmony message; its header names the tool
+    name_ends={},
+    param_open='<rfl:parameter name="',
+    key_ends={'"': TO_ATTRS},
+    value_open=None,
+    value_close="</rfl:parameter>",
+    call_close=None,  # the message's end (``<|call|>`` / ``<|end|>``) ends the call
+    trim_value_newlines=True,  # the template writes ``<rfl:parameter name="k">\nVALUE\n</rfl:parameter>``
+)
+
+
+class RflParametersGrammar(XmlPayloadGrammar):
+    """Beam's arguments: the body of a Harmony message addressed to a tool (the header's
+    ``to=NAME`` names it; ``<|constrain|>xml`` says so)::
+
+        <rfl:parameter name="KEY">\nVALUE\n</rfl:parameter>
+
+    One parameter element per argument, newlines between them. The value is the text between
+    the tags less one leading and one trailing newline (the template's), typed by the tool's
+    schema like every XML format here. The router opens the call from the header
+    (:meth:`adopt`); the message's end closes it.
+    """
+
+    syntax = RFL_SYNTAX
+    __slots__ = ()
+
+    def adopt(self, name: str) -> None:
+        """The call ``name`` was opened by the message's header: read its parameters."""
+        self._call_name = name
+        self._param_count = 0
+        self._value_tags = self._schema_value_tags(name)
+        self._state = CALL_BODY
