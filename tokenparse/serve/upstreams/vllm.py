@@ -10,18 +10,18 @@ gets the context left, ``max_model_len`` (read once from the engine's ``/v1/mode
 the prompt's length. Body fields from :data:`VllmCompletions.extra_fields`
 (``vllm_xargs``, ``top_k``, ...) go through unchanged.
 
-States of one stream: STREAMING (steps with IDs) -> FINISHED (a choice with
-``finish_reason``: held until the usage chunk or ``[DONE]``, then yielded once as the last
-step with the usage).
+States of one stream: STREAMING (one step per network read, the IDs of all chunks in it) ->
+FINISHED (a choice with ``finish_reason``: held, with the read's IDs, until the usage chunk
+or ``[DONE]``, then yielded once as the last step with the usage).
 """
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Callable, ClassVar
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, ClassVar
 
 import aiohttp
 
-from ._http import get_ok, loads, post_events
+from ._http import get_ok, loads, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
 __all__ = ["VllmCompletions", "completion_body", "token_logprobs", "choice_steps"]
@@ -119,50 +119,72 @@ class VllmCompletions(Upstream):
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         limit = await self.max_model_len() if request.max_tokens is None else None
-        events = post_events(self.session, self.base_url + self.path, completion_body(request, self.model, limit),
-                             timeout=self.timeout, headers=self.headers())
-        reader = token_logprobs if request.logprobs is not None else None
-        async for step in choice_steps(events, reader):
-            yield step
+        batches = post_event_batches(self.session, self.base_url + self.path,
+                                     completion_body(request, self.model, limit), timeout=self.timeout,
+                                     headers=self.headers())
+        steps = choice_steps(batches, token_logprobs if request.logprobs is not None else None)
+        try:
+            async for step in steps:
+                yield step
+        finally:
+            await steps.aclose()
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
 
 
-async def choice_steps(events: AsyncIterator[bytes],
+async def choice_steps(batches: AsyncGenerator[list[bytes], None],
                        logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> AsyncIterator[Step]:
     """Steps from vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last
-    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``."""
-    held: Step | None = None
-    async for data in events:
-        event = loads(data)
-        if not isinstance(event, dict):
-            raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
-        if "error" in event:
-            raise UpstreamError(f"upstream error: {_message(event['error'])}")
-        choices = event.get("choices") or []
-        usage = event.get("usage")
-        if choices:
-            choice = choices[0]
-            ids = choice.get("token_ids")
-            if not isinstance(ids, list) or not all(type(t) is int for t in ids):
-                raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
-            reason = choice.get("finish_reason")
-            if reason is not None and reason not in _FINISH:
-                raise UpstreamError(f"upstream finished with {str(reason)[:40]!r}")
-            step = Step(ids, logprobs(ids, choice.get("logprobs")) if logprobs else None, _FINISH.get(reason or ""))
-            if step.finish_reason is None:
+    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``.
+
+    One step per network read: the chunks of one read (several engine steps when the gateway
+    is behind) are merged, their IDs and logprobs concatenated in order. The finish reason is
+    held, with the IDs not yet yielded, until the usage chunk or the end of the stream."""
+    reason: str | None = None
+    held: list[int] = []
+    held_logprobs: list[TokenLogprob] | None = [] if logprobs else None
+    try:
+        async for batch in batches:
+            ids: list[int] = held
+            lps = held_logprobs
+            usage: Any = None
+            for data in batch:
+                event = loads(data)
+                if not isinstance(event, dict):
+                    raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
+                if "error" in event:
+                    raise UpstreamError(f"upstream error: {_message(event['error'])}")
+                choices = event.get("choices")
+                if choices:
+                    choice = choices[0]
+                    got = choice.get("token_ids")
+                    if type(got) is not list or not all(type(t) is int for t in got):
+                        raise UpstreamError("upstream chunk has no token_ids list "
+                                            "(is return_token_ids supported? vLLM >= 0.10)")
+                    finish = choice.get("finish_reason")
+                    if finish is not None:
+                        if finish not in _FINISH:
+                            raise UpstreamError(f"upstream finished with {str(finish)[:40]!r}")
+                        reason = _FINISH[finish]
+                    ids = ids + got if ids else got
+                    if logprobs is not None and lps is not None:
+                        lps = lps + logprobs(got, choice.get("logprobs"))
+                usage = event.get("usage")
+                if reason is not None and isinstance(usage, dict):
+                    yield Step(ids, lps, reason, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+                    return
+            if reason is None:
                 if ids:
-                    yield step
-                continue
-            held = step
-        if isinstance(usage, dict) and held is not None:
-            yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
-                       usage.get("completion_tokens"))
-            return
-    if held is None:
-        raise UpstreamError("upstream stream ended without a finish_reason")
-    yield held
+                    yield Step(ids, lps)
+                    held, held_logprobs = [], [] if logprobs else None
+            else:
+                held, held_logprobs = ids, lps
+        if reason is None:
+            raise UpstreamError("upstream stream ended without a finish_reason")
+        yield Step(held, held_logprobs, reason)
+    finally:
+        await batches.aclose()
 
 
 def _message(error: Any) -> str:
