@@ -71,7 +71,8 @@ async def post_event_batches(session: aiohttp.ClientSession, url: str, body: dic
 
             watchdog = loop.call_at(last_read + timeout, watch)
             buffer = b""
-            async for chunk in response.content.iter_any():
+            readany = response.content.readany
+            while chunk := await readany():
                 last_read = loop.time()
                 buffer += chunk
                 if b"\n" not in chunk:
@@ -81,6 +82,8 @@ async def post_event_batches(session: aiohttp.ClientSession, url: str, body: dic
                 *lines, buffer = buffer.split(b"\n")
                 batch = []
                 for line in lines:
+                    if not line or line == b"\r":  # the blank line between SSE events
+                        continue
                     data = _data_of(line, sse)
                     if data is None:
                         continue

@@ -24,7 +24,7 @@ import aiohttp
 from ._http import get_ok, loads, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "choice_steps"]
+__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "ChoiceReader", "choice_steps"]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -122,67 +122,91 @@ class VllmCompletions(Upstream):
         batches = post_event_batches(self.session, self.base_url + self.path,
                                      completion_body(request, self.model, limit), timeout=self.timeout,
                                      headers=self.headers())
-        steps = choice_steps(batches, token_logprobs if request.logprobs is not None else None)
-        try:
-            async for step in steps:
-                yield step
+        reader = ChoiceReader(token_logprobs if request.logprobs is not None else None)
+        try:  # the reading loop of choice_steps, inlined: one async generator less per step
+            async for batch in batches:
+                step = reader.read(batch)
+                if step is not None:
+                    yield step
+                    if reader.done:
+                        return
+            yield reader.end()
         finally:
-            await steps.aclose()
+            await batches.aclose()
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
 
 
+class ChoiceReader:
+    """vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last chunk with
+    ``usage``) as Steps, shared by ``/v1/completions`` and ``/inference/v1/generate``.
+
+    One step per network read: :meth:`read` takes the chunks of one read (several engine
+    steps when the gateway is behind) and merges them, IDs and logprobs concatenated in order.
+    The finish reason is held, with the IDs not yet passed on, until the usage chunk
+    (:attr:`done` then) or the end of the stream (:meth:`end`). Buffer: those held IDs only."""
+
+    __slots__ = ("logprobs", "reason", "held", "held_logprobs", "done")
+
+    def __init__(self, logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> None:
+        self.logprobs = logprobs
+        self.reason: str | None = None
+        self.held: list[int] = []
+        self.held_logprobs: list[TokenLogprob] | None = [] if logprobs else None
+        self.done = False
+
+    def read(self, batch: list[bytes]) -> Step | None:
+        """The step of one read's chunks, or None (nothing new yet, or the finish held)."""
+        ids, lps, logprobs = self.held, self.held_logprobs, self.logprobs
+        for data in batch:
+            event = loads(data)
+            if type(event) is not dict:
+                raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
+            if "error" in event:
+                raise UpstreamError(f"upstream error: {_message(event['error'])}")
+            choices = event.get("choices")
+            if choices:
+                choice = choices[0]
+                got = choice.get("token_ids")
+                if type(got) is not list or not all(type(t) is int for t in got):
+                    raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
+                finish = choice.get("finish_reason")
+                if finish is not None:
+                    if finish not in _FINISH:
+                        raise UpstreamError(f"upstream finished with {str(finish)[:40]!r}")
+                    self.reason = _FINISH[finish]
+                ids = ids + got if ids else got
+                if logprobs is not None and lps is not None:
+                    lps = lps + logprobs(got, choice.get("logprobs"))
+            usage = event.get("usage")
+            if self.reason is not None and type(usage) is dict:
+                self.done = True
+                return Step(ids, lps, self.reason, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        if self.reason is not None:
+            self.held, self.held_logprobs = ids, lps
+            return None
+        return Step(ids, lps) if ids else None  # (nothing is held before the finish)
+
+    def end(self) -> Step:
+        """The last step when the stream ended without a usage chunk."""
+        if self.reason is None:
+            raise UpstreamError("upstream stream ended without a finish_reason")
+        return Step(self.held, self.held_logprobs, self.reason)
+
+
 async def choice_steps(batches: AsyncGenerator[list[bytes], None],
                        logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> AsyncIterator[Step]:
-    """Steps from vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last
-    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``.
-
-    One step per network read: the chunks of one read (several engine steps when the gateway
-    is behind) are merged, their IDs and logprobs concatenated in order. The finish reason is
-    held, with the IDs not yet yielded, until the usage chunk or the end of the stream."""
-    reason: str | None = None
-    held: list[int] = []
-    held_logprobs: list[TokenLogprob] | None = [] if logprobs else None
+    """The Steps of :class:`ChoiceReader` over ``batches`` (one list of event data per read)."""
+    reader = ChoiceReader(logprobs)
     try:
         async for batch in batches:
-            ids: list[int] = held
-            lps = held_logprobs
-            usage: Any = None
-            for data in batch:
-                event = loads(data)
-                if not isinstance(event, dict):
-                    raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
-                if "error" in event:
-                    raise UpstreamError(f"upstream error: {_message(event['error'])}")
-                choices = event.get("choices")
-                if choices:
-                    choice = choices[0]
-                    got = choice.get("token_ids")
-                    if type(got) is not list or not all(type(t) is int for t in got):
-                        raise UpstreamError("upstream chunk has no token_ids list "
-                                            "(is return_token_ids supported? vLLM >= 0.10)")
-                    finish = choice.get("finish_reason")
-                    if finish is not None:
-                        if finish not in _FINISH:
-                            raise UpstreamError(f"upstream finished with {str(finish)[:40]!r}")
-                        reason = _FINISH[finish]
-                    ids = ids + got if ids else got
-                    if logprobs is not None and lps is not None:
-                        lps = lps + logprobs(got, choice.get("logprobs"))
-                usage = event.get("usage")
-                if reason is not None and isinstance(usage, dict):
-                    yield Step(ids, lps, reason, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+            step = reader.read(batch)
+            if step is not None:
+                yield step
+                if reader.done:
                     return
-            if reason is None:
-                if ids:
-                    yield Step(ids, lps)
-                    held, held_logprobs = [], [] if logprobs else None
-            else:
-                held, held_logprobs = ids, lps
-        if reason is None:
-            raise UpstreamError("upstream stream ended without a finish_reason")
-        yield Step(held, held_logprobs, reason)
+        yield reader.end()
     finally:
         await batches.aclose()
 

@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, ClassVar
 
 from ._http import get_ok, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
-from .vllm import choice_steps
+from .vllm import ChoiceReader
 
 __all__ = ["VllmTokens", "generate_body", "generate_logprobs"]
 
@@ -73,12 +73,17 @@ class VllmTokens(Upstream):
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         batches = post_event_batches(self.session, self.base_url + self.path, generate_body(request, self.model),
                                      timeout=self.timeout, headers=self.headers())
-        steps = choice_steps(batches, generate_logprobs if request.logprobs is not None else None)
-        try:
-            async for step in steps:
-                yield step
+        reader = ChoiceReader(generate_logprobs if request.logprobs is not None else None)
+        try:  # the reading loop of choice_steps, inlined: one async generator less per step
+            async for batch in batches:
+                step = reader.read(batch)
+                if step is not None:
+                    yield step
+                    if reader.done:
+                        return
+            yield reader.end()
         finally:
-            await steps.aclose()
+            await batches.aclose()
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
