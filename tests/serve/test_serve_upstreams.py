@@ -225,3 +225,15 @@ def test_upstream_timeout_counts_from_the_last_read():
 def test_upstream_timeout_before_any_byte():
     got, error, elapsed = asyncio.run(_events_with([(5, b"data: 1\n\n")], 0.5))
     assert got == [] and error is not None and "sent nothing for 0.5 s" in error and elapsed < 4
+
+
+@pytest.mark.parametrize("chunk, message", [
+    (b"not json", "not JSON"), (b"[1]", "not a completion chunk"), (b'{"error": {"message": "bad"}}', "bad"),
+    (b'{"choices": [{"token_ids": ["5"]}]}', "no token_ids list"), (b'{"choices": [{"token_ids": 5}]}', "no token_ids list"),
+    (b'{"choices": [{"token_ids": [5], "finish_reason": "abort"}]}', "finished with 'abort'")])
+def test_vllm_malformed_chunks_are_errors(chunk, message):
+    from tokenparse.serve.upstreams.vllm import ChoiceReader
+
+    good = b'{"choices": [{"token_ids": [4]}]}'
+    with pytest.raises(UpstreamError, match=message):
+        ChoiceReader(None).read([good, chunk])

@@ -80,7 +80,7 @@ async def post_event_batches(session: aiohttp.ClientSession, url: str, body: dic
                         raise UpstreamError(f"upstream sent a line longer than {MAX_LINE} bytes")
                     continue
                 *lines, buffer = buffer.split(b"\n")
-                batch = []
+                batch: list[bytes] = []
                 for line in lines:
                     if not line or line == b"\r":  # the blank line between SSE events
                         continue

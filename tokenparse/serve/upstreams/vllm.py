@@ -20,6 +20,7 @@ import logging
 from typing import Any, AsyncGenerator, AsyncIterator, Callable, ClassVar
 
 import aiohttp
+import orjson
 
 from ._http import get_ok, loads, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
@@ -160,7 +161,10 @@ class ChoiceReader:
         """The step of one read's chunks, or None (nothing new yet, or the finish held)."""
         ids, lps, logprobs = self.held, self.held_logprobs, self.logprobs
         for data in batch:
-            event = loads(data)
+            try:
+                event = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                event = loads(data)  # raises the UpstreamError that quotes the event
             if type(event) is not dict:
                 raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
             if "error" in event:
@@ -169,7 +173,8 @@ class ChoiceReader:
             if choices:
                 choice = choices[0]
                 got = choice.get("token_ids")
-                if type(got) is not list or not all(type(t) is int for t in got):
+                if type(got) is not list or not (len(got) == 1 and type(got[0]) is int  # the usual chunk, checked fast
+                                                 or all(type(t) is int for t in got)):
                     raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
                 finish = choice.get("finish_reason")
                 if finish is not None:
