@@ -58,6 +58,13 @@ STORY = ("The weather in the city was calm and the people walked along the river
          "week while the market opened its doors and the bakers sold bread to everyone who passed by. ")
 
 
+def text_ends(final_tokens: int = 200) -> list[int]:
+    """The length in characters of the final answer's text after each of its tokens."""
+    table = tokenparse.load("gpt-oss").table
+    ids, at, n = script(final_tokens)
+    return [len(table.decode(ids[at:at + k])) for k in range(1, n + 1)]
+
+
 def script(final_tokens: int = 200) -> tuple[list[int], int, int]:
     """(ids, first final-text position, final-text length): analysis, then the final answer."""
     table = tokenparse.load("gpt-oss").table
@@ -154,10 +161,13 @@ def request_body(api: str, ids: list[int], bench_id: str | None = None) -> dict[
 TEXT_MARK = {"chat": b'"content":"', "responses": b'"response.output_text.delta"', "stub": b'"token_ids"'}
 
 
-async def one_stream(session: aiohttp.ClientSession, url: str, body: dict[str, Any], mark: bytes) -> list[float]:
+async def one_stream(session: aiohttp.ClientSession, url: str, body: dict[str, Any], mark: bytes,
+                     chars: bool = False) -> list[float]:
     """Receive times (time.monotonic) of the events that carry text: one time per read, repeated
     for each text event in it (counting a marker per read keeps the load generator cheap; a
-    marker split across two reads is found by keeping the read's tail)."""
+    marker split across two reads is found by keeping the read's tail). ``chars`` (Chat only):
+    one time per character of ``content`` instead, for streams whose events may carry several
+    tokens (the gateway merges the engine steps that arrive in one read)."""
     times: list[float] = []
     tail = b""
     async with session.post(url, data=orjson.dumps(body), headers={"content-type": "application/json"}) as r:
@@ -173,14 +183,22 @@ async def one_stream(session: aiohttp.ClientSession, url: str, body: dict[str, A
             n = data.count(mark, 0, cut)
             if n:
                 now = time.monotonic()
-                times += [now] * n
+                if not chars:
+                    times += [now] * n
+                    continue
+                for line in data[:cut].split(b"\n"):
+                    if mark in line:
+                        delta = orjson.loads(line[5:])["choices"][0]["delta"]
+                        times += [now] * len(delta.get("content") or "")
     return times
 
 
-async def batch(url: str, bodies: list[dict[str, Any]], mark: bytes, timeout: float = 900) -> list[list[float]]:
+async def batch(url: str, bodies: list[dict[str, Any]], mark: bytes, timeout: float = 900,
+                chars: bool = False) -> list[list[float]]:
     conn = aiohttp.TCPConnector(limit=0)
     async with aiohttp.ClientSession(connector=conn, timeout=aiohttp.ClientTimeout(total=timeout)) as session:
-        return await asyncio.wait_for(asyncio.gather(*(one_stream(session, url, b, mark) for b in bodies)), timeout)
+        return await asyncio.wait_for(asyncio.gather(*(one_stream(session, url, b, mark, chars) for b in bodies)),
+                                      timeout)
 
 
 def med(values: list[float], fmt: str = "{:.1f}") -> str:
@@ -277,14 +295,20 @@ def part_vllm(args: argparse.Namespace, models: Path, logs: Path) -> None:
 
 async def timed_batch(url: str, stub_url: str, bodies: list[dict[str, Any]], mark: bytes,
                       text_at: int, text_len: int) -> list[float]:
-    """Per-token delay (ms) from the stub's write to the client's read, for the final text."""
-    got = await batch(url, bodies, mark)
+    """Per-token delay (ms) from the stub's write to the client's read, for the final text
+    (through the gateway: a token is read with the event that carries its last character)."""
+    direct = mark == TEXT_MARK["stub"]
+    got = await batch(url, bodies, mark, chars=not direct)
+    ends = text_ends()
     delays: list[float] = []
     async with aiohttp.ClientSession() as session:
         for body, recv in zip(bodies, got):
             async with session.get(f"{stub_url}/times?id={body['vllm_xargs']['bench_id']}") as r:
                 sent = orjson.loads(await r.read())
-            recv = recv[-text_len:] if mark != TEXT_MARK["stub"] else recv[text_at:text_at + text_len]
+            if direct:
+                recv = recv[text_at:text_at + text_len]
+            elif len(recv) == ends[-1]:
+                recv = [recv[end - 1] for end in ends]
             if len(recv) != text_len:
                 raise RuntimeError(f"got {len(recv)} text deltas, expected {text_len}")
             delays += [(b - a) * 1000 for a, b in zip(sent[text_at:text_at + text_len], recv)]

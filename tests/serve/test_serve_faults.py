@@ -307,3 +307,42 @@ def test_api_key(bg, encode, headers, ok):
     assert status == (200 if ok else 401)
     if not ok:
         assert json.loads(text)["error"]["type"] == "authentication_error"
+
+
+# ---------------------------------------------------------------- the direct generation routes
+
+def _asgi(app, method, path):
+    """One request through the ASGI app itself: (status, body)."""
+    import asyncio
+
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": method, "path": path,
+             "raw_path": path.encode(), "root_path": "", "scheme": "http", "query_string": b"beta=true",
+             "headers": [(b"content-type", b"application/json")], "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 2)}
+    asyncio.run(app(scope, receive, send))
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_direct_routes_answer_unexpected_errors_in_the_api_shape(models):
+    """POSTs to the generation routes skip Starlette's middleware: an unexpected error there
+    is still a 500, in the API's own error shape; other methods still get Starlette's 405."""
+    from tokenparse.serve.app import GatewayConfig, create_app
+
+    app = create_app(GatewayConfig(engine="vllm", upstream="http://127.0.0.1:9", model=str(models / "gpt-oss")))
+
+    async def broken(request, api):
+        raise RuntimeError("boom")
+
+    app.state.gateway.generate = broken
+    status, body = _asgi(app, "POST", "/v1/chat/completions")
+    assert status == 500 and json.loads(body)["error"]["type"] == "server_error" and "boom" not in body.decode()
+    status, body = _asgi(app, "POST", "/v1/messages")
+    assert status == 500 and json.loads(body) == {"type": "error", "error": {"type": "api_error", "message": "internal error"}}
+    assert _asgi(app, "GET", "/v1/responses")[0] == 405

@@ -129,3 +129,111 @@ def test_sglang_abort_is_an_error():
 
     with pytest.raises(UpstreamError, match="abort"):
         asyncio.run(_run_against(handler, "sglang"))
+
+
+# ---------------------------------------------------------------- vLLM chunks merged per network read
+
+def _vllm_chunks(steps, logprobs):
+    for n, ids in enumerate(steps):
+        choice = {"index": 0, "text": "", "token_ids": ids, "finish_reason": "length" if n == len(steps) - 1 else None}
+        if logprobs:
+            choice["logprobs"] = {"tokens": [f"token_id:{t}" for t in ids], "token_logprobs": [-t / 10 for t in ids],
+                                  "top_logprobs": [{f"token_id:{t}": -t / 10, "token_id:1": -9.0} for t in ids]}
+        yield json.dumps({"choices": [choice]}).encode()
+    yield json.dumps({"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 9}}).encode()
+
+
+@pytest.mark.parametrize("logprobs", [False, True])
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 99])
+def test_vllm_chunks_of_one_read_are_one_step(size, logprobs):
+    """However the engine's chunks fall into network reads, the steps carry the same IDs and
+    logprobs in order, one step per read, and the last one the finish reason and usage."""
+    from tokenparse.serve.upstreams.vllm import choice_steps, token_logprobs
+
+    steps = [[5], [6, 7], [], [8], [9, 10, 11], [12], [13, 14]]
+    chunks = list(_vllm_chunks(steps, logprobs))
+
+    async def batches():
+        for i in range(0, len(chunks), size):
+            yield chunks[i:i + size]
+
+    async def run():
+        return [s async for s in choice_steps(batches(), token_logprobs if logprobs else None)]
+
+    got = asyncio.run(run())
+    reads = -(-len(chunks) // size)
+    assert len(got) <= reads and len(got) >= 1
+    assert [t for s in got for t in s.token_ids] == [t for ids in steps for t in ids]
+    assert all(s.token_ids for s in got[:-1]) and [s.finish_reason for s in got] == [None] * (len(got) - 1) + ["length"]
+    assert (got[-1].prompt_tokens, got[-1].completion_tokens) == (3, 9)
+    if logprobs:
+        flat = [e for s in got for e in (s.logprobs or [])]
+        assert [(e.token_id, e.logprob, e.top[0]) for e in flat] == [(t, -t / 10, (t, -t / 10)) for ids in steps for t in ids]
+    else:
+        assert all(s.logprobs is None for s in got)
+
+
+# ---------------------------------------------------------------- the upstream timeout watchdog
+
+async def _events_with(writes, timeout):
+    """Collect post_events from a server that performs ``writes`` ((delay, bytes) pairs)."""
+    from tokenparse.serve.upstreams._http import post_events
+
+    done = asyncio.Event()
+
+    async def handler(request):
+        response = web.StreamResponse()
+        await response.prepare(request)
+        for delay, data in [*writes, (30, b"")]:
+            try:
+                await asyncio.wait_for(done.wait(), delay)
+                return response  # the test is over
+            except TimeoutError:
+                await response.write(data)
+        return response
+
+    app = web.Application()
+    app.router.add_post("/x", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    got: list[bytes] = []
+    started = asyncio.get_running_loop().time()
+    try:
+        async with aiohttp.ClientSession() as session:
+            try:
+                async for data in post_events(session, f"http://127.0.0.1:{port}/x", {}, timeout=timeout):
+                    got.append(data)
+            except UpstreamError as exc:
+                return got, str(exc), asyncio.get_running_loop().time() - started
+    finally:
+        done.set()
+        await runner.cleanup()
+    return got, None, asyncio.get_running_loop().time() - started
+
+
+def test_upstream_timeout_counts_from_the_last_read():
+    """Bytes every 0.3 s keep a 0.8 s timeout from firing (the watchdog re-arms from the last
+    read), and 0.8 s of silence after them fires it, well before the server's 30 s."""
+    writes = [(0.3, b": keep-alive\n\n")] * 5 + [(0.0, b"data: 1\n\n")]
+    got, error, elapsed = asyncio.run(_events_with(writes, 0.8))
+    assert got == [b"1"] and error is not None and "sent nothing for 0.8 s" in error
+    assert 1.5 + 0.8 <= elapsed < 6, elapsed
+
+
+def test_upstream_timeout_before_any_byte():
+    got, error, elapsed = asyncio.run(_events_with([(5, b"data: 1\n\n")], 0.5))
+    assert got == [] and error is not None and "sent nothing for 0.5 s" in error and elapsed < 4
+
+
+@pytest.mark.parametrize("chunk, message", [
+    (b"not json", "not JSON"), (b"[1]", "not a completion chunk"), (b'{"error": {"message": "bad"}}', "bad"),
+    (b'{"choices": [{"token_ids": ["5"]}]}', "no token_ids list"), (b'{"choices": [{"token_ids": 5}]}', "no token_ids list"),
+    (b'{"choices": [{"token_ids": [5], "finish_reason": "abort"}]}', "finished with 'abort'")])
+def test_vllm_malformed_chunks_are_errors(chunk, message):
+    from tokenparse.serve.upstreams.vllm import ChoiceReader
+
+    good = b'{"choices": [{"token_ids": [4]}]}'
+    with pytest.raises(UpstreamError, match=message):
+        ChoiceReader(None).read([good, chunk])

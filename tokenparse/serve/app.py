@@ -38,7 +38,7 @@ from .metrics import Metrics
 from .model import ServedModel, load_served_model
 from .upstreams import Upstream, UpstreamError, upstream_class
 
-__all__ = ["GatewayConfig", "create_app", "SSEResponse"]
+__all__ = ["GatewayConfig", "GatewayApp", "create_app", "SSEResponse"]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -273,6 +273,38 @@ class Gateway:
         return conv, fields
 
 
+#: the generation routes served without Starlette's middleware and router (path -> API)
+DIRECT_ROUTES = {"/v1/chat/completions": "chat", "/v1/responses": "responses", "/v1/messages": "anthropic"}
+
+
+class GatewayApp(Starlette):
+    """Starlette, except that ``POST`` to a generation route goes straight to the gateway: a
+    streamed answer then writes each step with uvicorn's own ``send``, not through the
+    error and exception middleware's wrappers (measured: one coroutine layer less per
+    event). The route's checks (key, caps, error shapes, disconnects) are the gateway's,
+    the same either way; an unexpected error before the answer starts is a 500 in the
+    API's error shape (Starlette's would be plain text), logged with its traceback."""
+
+    def __init__(self, gateway: Gateway, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gateway = gateway
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        api = DIRECT_ROUTES.get(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
+        if api is None:
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        try:
+            response = await self.gateway.generate(Request(scope, receive), api)
+        except Exception:
+            logger.exception("error while answering %s", scope["path"])
+            self.gateway.metrics.requests[(api, 500)] += 1
+            body = anthropic_error(500, "internal error") if api == "anthropic" else openai_error(500, "internal error")
+            response = Response(body, status_code=500, media_type="application/json")
+        await response(scope, receive, send)
+
+
 def create_app(config: GatewayConfig, served: ServedModel | None = None) -> Starlette:
     """The ASGI app (``served``: an already loaded model, else loaded at start-up from ``config.model``)."""
     gateway = Gateway(config, served)
@@ -325,7 +357,7 @@ def create_app(config: GatewayConfig, served: ServedModel | None = None) -> Star
         finally:
             await gateway.shutdown()
 
-    app = Starlette(routes=[
+    app = GatewayApp(gateway, routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]),
         Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/messages", messages, methods=["POST"]),

@@ -114,14 +114,18 @@ class Generation:
         if first.finish_reason:
             return
         async for step in self._steps:
-            now = time.monotonic()
-            if step.token_ids:
-                self.metrics.itl.observe((now - self._last_time) / len(step.token_ids), len(step.token_ids))
-            self._last_time = now
-            step = self._cut(step)
+            step = self._timed(step)
             yield step
             if step.finish_reason:
                 return
+
+    def _timed(self, step: Step) -> Step:
+        """A step after the first: its inter-token latency observed, then :meth:`_cut`."""
+        now = time.monotonic()
+        if step.token_ids:
+            self.metrics.itl.observe((now - self._last_time) / len(step.token_ids), len(step.token_ids))
+        self._last_time = now
+        return self._cut(step)
 
     def _cut(self, step: Step) -> Step:
         """The step up to and including its first stop ID, finished there (an engine that
@@ -215,10 +219,20 @@ class Generation:
         try:
             if self.api != "chat":
                 yield self.adapter.step_sse([])  # response.created / message_start right away
-            async for step in self._all_steps():
-                text = self._step_sse(step)
-                if text:
-                    yield text
+            # _all_steps inlined: one async generator less between the engine and the client
+            assert self._first is not None
+            step = self._cut(self._first)
+            text = self._step_sse(step)
+            if text:
+                yield text
+            if not step.finish_reason:
+                async for step in self._steps:
+                    step = self._timed(step)
+                    text = self._step_sse(step)
+                    if text:
+                        yield text
+                    if step.finish_reason:
+                        break
             yield self._finish_sse()
         except UpstreamError as exc:
             self.metrics.upstream_errors["stream"] += 1

@@ -54,7 +54,7 @@ class TokenLogprob:
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    token_ids: list[int]  # NEW ids of this engine step (never cumulative)
+    token_ids: list[int]  # NEW ids since the previous step (one or more engine steps; never cumulative)
     logprobs: list[TokenLogprob] | None = None  # one per token id when requested
     finish_reason: str | None = None  # "stop" | "length" | None (set on the last step only)
     prompt_tokens: int | None = None  # usage, when the engine reports it

@@ -10,21 +10,22 @@ gets the context left, ``max_model_len`` (read once from the engine's ``/v1/mode
 the prompt's length. Body fields from :data:`VllmCompletions.extra_fields`
 (``vllm_xargs``, ``top_k``, ...) go through unchanged.
 
-States of one stream: STREAMING (steps with IDs) -> FINISHED (a choice with
-``finish_reason``: held until the usage chunk or ``[DONE]``, then yielded once as the last
-step with the usage).
+States of one stream: STREAMING (one step per network read, the IDs of all chunks in it) ->
+FINISHED (a choice with ``finish_reason``: held, with the read's IDs, until the usage chunk
+or ``[DONE]``, then yielded once as the last step with the usage).
 """
 from __future__ import annotations
 
 import logging
-from typing import Any, AsyncIterator, Callable, ClassVar
+from typing import Any, AsyncGenerator, AsyncIterator, Callable, ClassVar
 
 import aiohttp
+import orjson
 
-from ._http import get_ok, loads, post_events
+from ._http import get_ok, loads, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "choice_steps"]
+__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "ChoiceReader", "choice_steps"]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -119,50 +120,100 @@ class VllmCompletions(Upstream):
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         limit = await self.max_model_len() if request.max_tokens is None else None
-        events = post_events(self.session, self.base_url + self.path, completion_body(request, self.model, limit),
-                             timeout=self.timeout, headers=self.headers())
-        reader = token_logprobs if request.logprobs is not None else None
-        async for step in choice_steps(events, reader):
-            yield step
+        batches = post_event_batches(self.session, self.base_url + self.path,
+                                     completion_body(request, self.model, limit), timeout=self.timeout,
+                                     headers=self.headers())
+        reader = ChoiceReader(token_logprobs if request.logprobs is not None else None)
+        try:  # the reading loop of choice_steps, inlined: one async generator less per step
+            async for batch in batches:
+                step = reader.read(batch)
+                if step is not None:
+                    yield step
+                    if reader.done:
+                        return
+            yield reader.end()
+        finally:
+            await batches.aclose()
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
 
 
-async def choice_steps(events: AsyncIterator[bytes],
+class ChoiceReader:
+    """vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last chunk with
+    ``usage``) as Steps, shared by ``/v1/completions`` and ``/inference/v1/generate``.
+
+    One step per network read: :meth:`read` takes the chunks of one read (several engine
+    steps when the gateway is behind) and merges them, IDs and logprobs concatenated in order.
+    The finish reason is held, with the IDs not yet passed on, until the usage chunk
+    (:attr:`done` then) or the end of the stream (:meth:`end`). Buffer: those held IDs only."""
+
+    __slots__ = ("logprobs", "reason", "held", "held_logprobs", "done")
+
+    def __init__(self, logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> None:
+        self.logprobs = logprobs
+        self.reason: str | None = None
+        self.held: list[int] = []
+        self.held_logprobs: list[TokenLogprob] | None = [] if logprobs else None
+        self.done = False
+
+    def read(self, batch: list[bytes]) -> Step | None:
+        """The step of one read's chunks, or None (nothing new yet, or the finish held)."""
+        ids, lps, logprobs = self.held, self.held_logprobs, self.logprobs
+        for data in batch:
+            try:
+                event = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                event = loads(data)  # raises the UpstreamError that quotes the event
+            if type(event) is not dict:
+                raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
+            if "error" in event:
+                raise UpstreamError(f"upstream error: {_message(event['error'])}")
+            choices = event.get("choices")
+            if choices:
+                choice = choices[0]
+                got = choice.get("token_ids")
+                if type(got) is not list or not (len(got) == 1 and type(got[0]) is int  # the usual chunk, checked fast
+                                                 or all(type(t) is int for t in got)):
+                    raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
+                finish = choice.get("finish_reason")
+                if finish is not None:
+                    if finish not in _FINISH:
+                        raise UpstreamError(f"upstream finished with {str(finish)[:40]!r}")
+                    self.reason = _FINISH[finish]
+                ids = ids + got if ids else got
+                if logprobs is not None and lps is not None:
+                    lps = lps + logprobs(got, choice.get("logprobs"))
+            usage = event.get("usage")
+            if self.reason is not None and type(usage) is dict:
+                self.done = True
+                return Step(ids, lps, self.reason, usage.get("prompt_tokens"), usage.get("completion_tokens"))
+        if self.reason is not None:
+            self.held, self.held_logprobs = ids, lps
+            return None
+        return Step(ids, lps) if ids else None  # (nothing is held before the finish)
+
+    def end(self) -> Step:
+        """The last step when the stream ended without a usage chunk."""
+        if self.reason is None:
+            raise UpstreamError("upstream stream ended without a finish_reason")
+        return Step(self.held, self.held_logprobs, self.reason)
+
+
+async def choice_steps(batches: AsyncGenerator[list[bytes], None],
                        logprobs: Callable[[list[int], Any], list[TokenLogprob]] | None) -> AsyncIterator[Step]:
-    """Steps from vLLM's streamed chunks (``choices[0].token_ids``, ``finish_reason``, a last
-    chunk with ``usage``), shared by ``/v1/completions`` and ``/inference/v1/generate``."""
-    held: Step | None = None
-    async for data in events:
-        event = loads(data)
-        if not isinstance(event, dict):
-            raise UpstreamError(f"upstream sent {type(event).__name__}, not a completion chunk")
-        if "error" in event:
-            raise UpstreamError(f"upstream error: {_message(event['error'])}")
-        choices = event.get("choices") or []
-        usage = event.get("usage")
-        if choices:
-            choice = choices[0]
-            ids = choice.get("token_ids")
-            if not isinstance(ids, list) or not all(type(t) is int for t in ids):
-                raise UpstreamError("upstream chunk has no token_ids list (is return_token_ids supported? vLLM >= 0.10)")
-            reason = choice.get("finish_reason")
-            if reason is not None and reason not in _FINISH:
-                raise UpstreamError(f"upstream finished with {str(reason)[:40]!r}")
-            step = Step(ids, logprobs(ids, choice.get("logprobs")) if logprobs else None, _FINISH.get(reason or ""))
-            if step.finish_reason is None:
-                if ids:
-                    yield step
-                continue
-            held = step
-        if isinstance(usage, dict) and held is not None:
-            yield Step(held.token_ids, held.logprobs, held.finish_reason, usage.get("prompt_tokens"),
-                       usage.get("completion_tokens"))
-            return
-    if held is None:
-        raise UpstreamError("upstream stream ended without a finish_reason")
-    yield held
+    """The Steps of :class:`ChoiceReader` over ``batches`` (one list of event data per read)."""
+    reader = ChoiceReader(logprobs)
+    try:
+        async for batch in batches:
+            step = reader.read(batch)
+            if step is not None:
+                yield step
+                if reader.done:
+                    return
+        yield reader.end()
+    finally:
+        await batches.aclose()
 
 
 def _message(error: Any) -> str:
