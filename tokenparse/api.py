@@ -180,11 +180,13 @@ class Model:
         return structural_tag(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
 
     def gbnf(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-             parallel_tool_calls: bool = True) -> str:
-        """The same constraint as :meth:`structural_tag`, as a llama.cpp GBNF grammar."""
+             parallel_tool_calls: bool = True, end_token_ids: Sequence[int] = ()) -> str:
+        """The same constraint as :meth:`structural_tag`, as a llama.cpp GBNF grammar
+        (``end_token_ids``: the engine's end-of-generation tokens; the grammar stops before them)."""
         from .grammars import gbnf
 
-        return gbnf(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+        return gbnf(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls,
+                    end_token_ids=end_token_ids)
 
     def lark(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
              parallel_tool_calls: bool = True) -> str:

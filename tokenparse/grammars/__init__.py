@@ -7,7 +7,7 @@ printed per form (:mod:`.xgrammar_tag`, :mod:`.gbnf_grammar`, :mod:`.lark_gramma
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection
 
 from .derive import describe
 from .format import Node
@@ -30,11 +30,17 @@ def structural_tag(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoni
 
 
 def gbnf(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-         parallel_tool_calls: bool = True) -> str:
+         parallel_tool_calls: bool = True, end_token_ids: Collection[int] = ()) -> str:
+    """``end_token_ids``: tokens the engine ends generation on and never matches against the
+    grammar (llama.cpp's end-of-generation tokens): every path stops right before the first
+    of them (:func:`.ends.cut_at`), so the engine samples one of them next."""
+    from .ends import cut_at
     from .gbnf_grammar import to_gbnf
 
-    return to_gbnf(response_format(model, tools, tool_choice, reasoning=reasoning,
-                                   parallel_tool_calls=parallel_tool_calls))
+    node = response_format(model, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+    if end_token_ids:
+        node = cut_at(node, end_token_ids)[0]
+    return to_gbnf(node)
 
 
 def lark(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
