@@ -76,6 +76,8 @@ class Upstream:
     name: ClassVar[str] = ""
     #: request body keys passed to this engine unchanged (e.g. vLLM's ``vllm_xargs``)
     extra_fields: ClassVar[frozenset[str]] = frozenset()
+    #: the :class:`Grammar` kind this engine constrains decoding with (``None``: the gateway sends none)
+    grammar_kind: ClassVar[str | None] = None
 
     def __init__(self, base_url: str, session: aiohttp.ClientSession, *, model: str | None,
                  timeout: float, api_key: str | None = None) -> None:

@@ -77,6 +77,7 @@ def _token_logprob(token_id: int, entry: Any, top_n: int) -> TokenLogprob:
 class LlamaCppCompletion(Upstream):
     name: ClassVar[str] = "llamacpp"
     path: ClassVar[str] = "/completion"
+    grammar_kind: ClassVar[str | None] = "gbnf"
     #: request body keys passed through unchanged (llama-server's own sampling extras)
     extra_fields: ClassVar[frozenset[str]] = frozenset({
         "top_k", "min_p", "typical_p", "top_n_sigma", "repeat_penalty", "repeat_last_n", "presence_penalty",
