@@ -15,7 +15,7 @@ import pytest
 from support import running
 
 import tokenparse
-from tokenparse.serve.constrain import engine_constraint, prompt_reasoning
+from tokenparse.serve.constrain import end_ids, engine_constraint, prompt_reasoning
 from tokenparse.serve.conversation import Conversation
 from tokenparse.serve.model import load_served_model
 
@@ -56,13 +56,19 @@ def _sent_tag(bg):
     return json.loads(outputs["structural_tag"])
 
 
+@pytest.fixture(scope="module")
+def ends(models):
+    """The turn's end IDs per model: the profile's stop IDs and the folder's EOS IDs."""
+    return {name: end_ids(load_served_model(models / name)) for name in ("gpt-oss", "qwen3")}
+
+
 def _strip(tools):
     """The tools as the gateway keeps them (``strict`` is read, not passed to the template)."""
     return [{"type": "function", "function": {k: v for k, v in t["function"].items() if k != "strict"}} for t in tools]
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_forced_choices_send_the_profiles_structural_tag(gpt, encode, stream):
+def test_forced_choices_send_the_profiles_structural_tag(gpt, encode, ends, stream):
     model = tokenparse.load("gpt-oss")
     client = _openai(gpt)
     for choice, parallel in (("required", True), (NAMED, True), ("required", False)):
@@ -74,8 +80,12 @@ def test_forced_choices_send_the_profiles_structural_tag(gpt, encode, stream):
         else:
             names = [c.function.name for c in out.choices[0].message.tool_calls]
         assert names == ["get_weather"]
-        # Harmony: the analysis message stays allowed (reasoning=True)
-        assert _sent_tag(gpt) == model.structural_tag([WEATHER], choice, reasoning=True, parallel_tool_calls=parallel)
+        # Harmony: the analysis message stays allowed (reasoning=True); the tag stops before
+        # <|call|> (a stop ID xgrammar cannot match), and the other end IDs are banned
+        assert _sent_tag(gpt) == model.structural_tag([WEATHER], choice, reasoning=True, parallel_tool_calls=parallel,
+                                                      end_token_ids=ends["gpt-oss"])
+        call = model.table.id_of("<|call|>")
+        assert gpt.stub.requests[-1]["logit_bias"] == {str(i): -100.0 for i in ends["gpt-oss"] if i != call}
 
 
 def test_no_constraint_for_auto_none_or_a_clients_own(gpt, encode):
@@ -90,21 +100,22 @@ def test_no_constraint_for_auto_none_or_a_clients_own(gpt, encode):
     assert gpt.stub.requests[-1]["structured_outputs"] == own
 
 
-def test_strict_tools_are_constrained_under_auto(gpt, encode):
+def test_strict_tools_are_constrained_under_auto(gpt, encode, ends):
     model = tokenparse.load("gpt-oss")
     client = _openai(gpt)
     script = {"vllm_xargs": {"script": encode["gpt-oss"](GPT_CALL)}}
     client.chat.completions.create(model="m", messages=USER, tools=[WEATHER, ALARM], extra_body=script)
-    assert _sent_tag(gpt) == model.structural_tag(_strip([WEATHER, ALARM]), "auto", reasoning=True)
+    assert _sent_tag(gpt) == model.structural_tag(_strip([WEATHER, ALARM]), "auto", reasoning=True,
+                                                  end_token_ids=ends["gpt-oss"])
     client.responses.create(model="m", input="hi", extra_body=script, tools=[
         {"type": "function", "name": "set_alarm", "strict": True, "parameters": ALARM["function"]["parameters"]}])
-    assert _sent_tag(gpt) == model.structural_tag(_strip([ALARM]), "auto", reasoning=True)
+    assert _sent_tag(gpt) == model.structural_tag(_strip([ALARM]), "auto", reasoning=True, end_token_ids=ends["gpt-oss"])
     client.responses.create(model="m", input="hi", extra_body=script, tools=[
         {"type": "function", "name": "set_alarm", "strict": False, "parameters": ALARM["function"]["parameters"]}])
     assert _sent_tag(gpt) is None
 
 
-def test_anthropic_any_and_tool_choice(gpt, encode):
+def test_anthropic_any_and_tool_choice(gpt, encode, ends):
     from anthropic import Anthropic
 
     model = tokenparse.load("gpt-oss")
@@ -115,10 +126,11 @@ def test_anthropic_any_and_tool_choice(gpt, encode):
         message = client.messages.create(model="m", max_tokens=100, messages=USER, tools=tools, tool_choice=choice,
                                          extra_body={"vllm_xargs": {"script": encode["gpt-oss"](GPT_CALL)}})
         assert [b.name for b in message.content if b.type == "tool_use"] == ["get_weather"]
-        assert _sent_tag(gpt) == model.structural_tag(_strip([WEATHER]), expect, reasoning=True, parallel_tool_calls=parallel)
+        assert _sent_tag(gpt) == model.structural_tag(_strip([WEATHER]), expect, reasoning=True, parallel_tool_calls=parallel,
+                                                      end_token_ids=ends["gpt-oss"])
 
 
-def test_qwen3_reasoning_follows_the_rendered_prompt(qwen, encode, models):
+def test_qwen3_reasoning_follows_the_rendered_prompt(qwen, encode, models, ends):
     model = tokenparse.load("qwen3", tokenizer=str(models / "qwen3" / "tokenizer.json"))
     client = _openai(qwen)
     script = {"vllm_xargs": {"script": encode["qwen3"](QWEN_CALL)}}
@@ -127,6 +139,9 @@ def test_qwen3_reasoning_follows_the_rendered_prompt(qwen, encode, models):
                                                     extra_body=script | kwargs)
         assert [c.function.name for c in completion.choices[0].message.tool_calls] == ["get_weather"]
         assert _sent_tag(qwen) == model.structural_tag([WEATHER], "required", reasoning=reasoning), kwargs
+        assert _sent_tag(qwen) == model.structural_tag([WEATHER], "required", reasoning=reasoning,
+                                                       end_token_ids=ends["qwen3"])  # no end ID in the format
+        assert "logit_bias" not in qwen.stub.requests[-1]
         closed = model.table.id_of("</think>") in qwen.stub.requests[-1]["prompt"][-6:]
         assert closed is (not reasoning)
 
@@ -147,23 +162,47 @@ def test_prompt_reasoning(models, encode):
     assert prompt_reasoning(tokenparse.load("gpt-oss"), encode["gpt-oss"]("<|start|>assistant")) is True
 
 
-def test_llamacpp_gbnf_stops_before_end_of_generation_tokens(models, encode):
+def test_llamacpp_gbnf_stops_before_end_of_generation_tokens(models, encode, ends):
     """llama.cpp never matches an end-of-generation token against a grammar: Harmony's GBNF
-    for llama.cpp stops before ``<|call|>`` and bans ``<|return|>`` so the turn ends with
-    ``<|call|>``; a tag model's grammar has no end token and needs no ban."""
+    for llama.cpp stops before ``<|call|>`` and bans the other end IDs (``<|return|>``,
+    ``<|endoftext|>``) so the turn ends with ``<|call|>``; a tag model's grammar has no end
+    token and needs no ban."""
     served = load_served_model(models / "gpt-oss")
     call, ret = (served.model.table.id_of(t) for t in ("<|call|>", "<|return|>"))
     conv = Conversation(messages=USER, tools=[WEATHER], tool_choice="required")
-    grammar, extra = engine_constraint(served, conv, [1, 2], "gbnf")
+    grammar = engine_constraint(served, conv, [1, 2], "gbnf")
     assert grammar.kind == "gbnf" and f"<[{call}]>" not in grammar.value and f"<[{ret}]>" not in grammar.value
-    assert extra == {"logit_bias": [[ret, False]]}
+    assert grammar.value == served.model.gbnf([WEATHER], "required", end_token_ids=ends["gpt-oss"])
+    assert ret in grammar.banned_ids and call not in grammar.banned_ids
+    assert set(grammar.banned_ids) == set(ends["gpt-oss"]) - {call}
     conv = Conversation(messages=USER, tools=[ALARM], tool_choice="auto", strict_tools=frozenset({"set_alarm"}))
-    grammar, extra = engine_constraint(served, conv, [1, 2], "gbnf")
-    assert extra == {}  # a final answer (<|return|>) and a call (<|call|>) both end a path
+    grammar = engine_constraint(served, conv, [1, 2], "gbnf")
+    assert ret not in grammar.banned_ids and call not in grammar.banned_ids  # a final answer and a call both end a path
     assert engine_constraint(served, Conversation(messages=USER, tools=[WEATHER]), [1], "gbnf") is None
     assert engine_constraint(served, conv, [1], None) is None  # an upstream without a grammar form (SGLang)
     qwen = load_served_model(models / "qwen3")
     conv = Conversation(messages=USER, tools=[WEATHER], tool_choice=NAMED, parallel_tool_calls=False)
-    grammar, extra = engine_constraint(qwen, conv, encode["qwen3"]("<|im_start|>assistant\n"), "gbnf")
-    assert extra == {}
+    grammar = engine_constraint(qwen, conv, encode["qwen3"]("<|im_start|>assistant\n"), "gbnf")
+    assert grammar.banned_ids == ()
     assert grammar.value == qwen.model.gbnf([WEATHER], NAMED, reasoning=True, parallel_tool_calls=False)
+
+
+def test_upstream_bodies_carry_the_constraint():
+    from tokenparse.serve.upstreams.base import GenerateRequest, Grammar
+    from tokenparse.serve.upstreams.llamacpp import LlamaCppCompletion
+    from tokenparse.serve.upstreams.llamacpp import completion_body as llama_body
+    from tokenparse.serve.upstreams.vllm import completion_body
+    from tokenparse.serve.upstreams.vllm_tokens import generate_body
+
+    tag = {"type": "structural_tag", "format": {"type": "const_string", "value": "x"}}
+    request = GenerateRequest([1, 2], grammar=Grammar("structural_tag", tag, (7, 9)))
+    body = completion_body(request, None, 100)
+    assert body["structured_outputs"] == {"structural_tag": json.dumps(tag, separators=(",", ":"))}
+    assert body["logit_bias"] == {"7": -100.0, "9": -100.0}
+    sampling = generate_body(request, None)["sampling_params"]
+    assert sampling["structured_outputs"] == body["structured_outputs"] and sampling["logit_bias"] == body["logit_bias"]
+    own = GenerateRequest([1], grammar=Grammar("structural_tag", tag, (7,)), extra={"logit_bias": {"5": 1.0}})
+    assert completion_body(own, None, 100)["logit_bias"] == {"5": 1.0}  # the client's own wins
+    gbnf = GenerateRequest([1], grammar=Grammar("gbnf", 'root ::= "x"', (7,)))
+    body = llama_body(gbnf, LlamaCppCompletion.extra_fields)
+    assert body["grammar"] == 'root ::= "x"' and body["logit_bias"] == [[7, False]]

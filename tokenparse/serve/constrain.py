@@ -8,11 +8,17 @@ form the upstream takes (:attr:`Upstream.grammar_kind`): vLLM's structural tag, 
 GBNF. ``reasoning`` is what the prompt left open (:func:`prompt_reasoning`);
 ``parallel_tool_calls`` is the request's.
 
-llama.cpp ends generation on its end-of-generation tokens and never matches one against a
-grammar, so its GBNF stops right before the profile's end-of-turn IDs (``end_token_ids``);
-where only some of those IDs end a path of the grammar (Harmony: ``<|call|>`` under a
-forced call), the others are banned by ``logit_bias`` so the engine ends the turn as the
-grammar would.
+Neither engine lets a grammar match the tokens it stops on: vLLM gives a request's stop IDs
+(``all_stop_token_ids``: ours and the model's EOS) to xgrammar as its stop tokens, allowed
+only once the grammar is complete and never matched by a grammar element (a tag that writes
+one makes xgrammar reject the token and vLLM fail the request); llama.cpp does the same with
+its end-of-generation tokens. So the grammar stops right before the turn's end IDs
+(:func:`end_ids`, :func:`tokenparse.grammars.ends.cut_at`) and the engine samples one of them
+next; where only some of those IDs end a path of the grammar (Harmony: ``<|call|>`` under a
+forced call), the others are the grammar's ``banned_ids``, which the upstream bans with
+``logit_bias`` so the turn ends as the format says. For llama.cpp the ban also covers the
+tokens its own EOG list adds (:data:`.upstreams.llamacpp.EOG_TEXTS`: FIM tokens, Qwen's
+ordinary ``</s>``), which would otherwise end the turn and reach the client as text.
 
 No constraint (``None``): an upstream without a grammar form (SGLang here), or a grammar
 that cannot be built for these tools (a schema past the rule bound): the request is then
@@ -24,6 +30,7 @@ keyed by the served model and the request's tools and options (:data:`CACHE_SIZE
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from collections import OrderedDict
@@ -33,9 +40,10 @@ import tokenparse
 
 from .conversation import Conversation
 from .model import ServedModel
+from .render_template import read_json
 from .upstreams.base import Grammar
 
-__all__ = ["Constraint", "engine_constraint", "prompt_reasoning", "CACHE_SIZE"]
+__all__ = ["engine_constraint", "prompt_reasoning", "end_ids", "CACHE_SIZE"]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -43,8 +51,7 @@ logger = logging.getLogger("tokenparse.serve")
 OWN_CONSTRAINT_KEYS = frozenset({"structured_outputs", "grammar", "json_schema", "response_format"})
 CACHE_SIZE = 32
 
-Constraint = tuple[Grammar, dict[str, Any]]  # the grammar and request extras it needs (logit_bias)
-_cache: OrderedDict[str, Constraint] = OrderedDict()
+_cache: OrderedDict[str, Grammar] = OrderedDict()
 
 
 def _forced(choice: Any) -> bool:
@@ -87,8 +94,8 @@ def prompt_reasoning(model: tokenparse.Model, prompt_ids: list[int]) -> bool:
 
 
 def engine_constraint(served: ServedModel, conv: Conversation, prompt_ids: list[int],
-                      kind: str | None) -> Constraint | None:
-    """The grammar (of ``kind``) and extras for this request, or ``None`` (see the module doc)."""
+                      kind: str | None) -> Grammar | None:
+    """The grammar (of ``kind``) for this request, or ``None`` (see the module doc)."""
     if kind is None or not wants_constraint(conv) or not OWN_CONSTRAINT_KEYS.isdisjoint(conv.extra):
         return None
     reasoning = prompt_reasoning(served.model, prompt_ids)
@@ -111,23 +118,61 @@ def engine_constraint(served: ServedModel, conv: Conversation, prompt_ids: list[
     return built
 
 
-def _build(served: ServedModel, tools: list[dict[str, Any]], choice: Any, kind: str, reasoning: bool,
-           parallel: bool) -> Constraint | None:
-    model = served.model
-    if kind == "structural_tag":
-        tag = model.structural_tag(tools, choice, reasoning=reasoning, parallel_tool_calls=parallel)
-        return Grammar("structural_tag", tag), {}
-    if kind == "gbnf":
-        from tokenparse.grammars import response_format
-        from tokenparse.grammars.ends import cut_at
-        from tokenparse.grammars.gbnf_grammar import to_gbnf
+def end_ids(served: ServedModel) -> list[int]:
+    """The IDs the engine ends a turn on: the profile's end-of-turn IDs (sent as stop IDs) and
+    the model folder's ``generation_config.json`` ``eos_token_id`` (vLLM adds those to every
+    request's stop IDs; llama.cpp's GGUF converter takes its end-of-generation tokens from them)."""
+    ids = list(served.stop_token_ids)
+    eos = read_json(served.folder / "generation_config.json").get("eos_token_id")
+    for token_id in eos if isinstance(eos, list) else [eos]:
+        if isinstance(token_id, int) and token_id not in ids:
+            ids.append(token_id)
+    return ids
 
-        ends = served.stop_token_ids
-        node, cut = cut_at(response_format(model, tools, choice, reasoning=reasoning, parallel_tool_calls=parallel),
-                           ends)
-        extra: dict[str, Any] = {}
-        banned = [i for i in ends if cut and i not in cut]
-        if banned:
-            extra["logit_bias"] = [[i, False] for i in banned]
-        return Grammar("gbnf", to_gbnf(node)), extra
-    return None
+
+def _build(served: ServedModel, tools: list[dict[str, Any]], choice: Any, kind: str, reasoning: bool,
+           parallel: bool) -> Grammar | None:
+    if kind not in ("structural_tag", "gbnf"):
+        return None
+    from tokenparse.grammars import response_format
+    from tokenparse.grammars.ends import cut_at
+
+    ends = end_ids(served)
+    node, cut = cut_at(response_format(served.model, tools, choice, reasoning=reasoning, parallel_tool_calls=parallel),
+                       ends)
+    allowed = cut or frozenset(ends)  # the IDs a turn may end with under this grammar
+    if kind == "structural_tag":
+        from tokenparse.grammars.xgrammar_tag import to_structural_tag
+
+        return Grammar(kind, to_structural_tag(node), tuple(i for i in ends if i not in allowed))
+    from tokenparse.grammars.gbnf_grammar import to_gbnf
+
+    # llama.cpp also ends on tokens of its own EOG list (FIM tokens, Qwen's ordinary "</s>"...)
+    used = _tag_ids(node)
+    stops = dict.fromkeys([*ends, *_llamacpp_eog(served.model.table)])
+    return Grammar(kind, to_gbnf(node), tuple(i for i in stops if i not in allowed and i not in used))
+
+
+def _tag_ids(node: Any) -> set[int]:
+    from tokenparse.grammars.format import Alt, Opt, Plus, Seq, Star, Tag, Until
+
+    if isinstance(node, Tag):
+        return {node.token_id}
+    if isinstance(node, (Seq, Alt)):
+        return set().union(*(_tag_ids(item) for item in node.items))
+    if isinstance(node, (Opt, Star, Plus)):
+        return _tag_ids(node.item)
+    if isinstance(node, Until):
+        return _tag_ids(node.end)
+    return set()
+
+
+@functools.lru_cache(maxsize=4)
+def _llamacpp_eog(table: Any) -> tuple[int, ...]:
+    """IDs of the texts llama.cpp ends generation on (:data:`EOG_TEXTS`), added or ordinary tokens."""
+    from .upstreams.llamacpp import EOG_TEXTS
+
+    wanted = {text.encode(): text for text in EOG_TEXTS}
+    ids = {i for i in (table.id_of(text) for text in EOG_TEXTS) if i is not None}
+    ids.update(i for i, piece in enumerate(table.pieces) if piece is not None and piece in wanted)
+    return tuple(sorted(ids))

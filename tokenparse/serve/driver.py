@@ -39,23 +39,22 @@ from tokenparse.adapters import SSE_DONE, AnthropicMessageStream, ChatCompletion
 from tokenparse.adapters._common import as_run
 from tokenparse.assembly import RUN_IDS, RUN_TOOL_CALLS
 
-from .constrain import Constraint, engine_constraint
+from .constrain import engine_constraint
 from .conversation import Conversation, RequestError
 from .errors import anthropic_error_event, chat_error_chunk, responses_failed
 from .metrics import Metrics
 from .model import ServedModel
-from .upstreams.base import GenerateRequest, Step, Upstream, UpstreamError
+from .upstreams.base import GenerateRequest, Grammar, Step, Upstream, UpstreamError
 
 __all__ = ["Generation", "generate_request"]
 
 
 def generate_request(served: ServedModel, conv: Conversation, prompt_ids: list[int],
-                     constraint: Constraint | None = None) -> GenerateRequest:
-    grammar, extra = constraint if constraint is not None else (None, {})
+                     grammar: Grammar | None = None) -> GenerateRequest:
     return GenerateRequest(
         prompt_ids=prompt_ids, max_tokens=conv.max_tokens, temperature=conv.temperature, top_p=conv.top_p,
         seed=conv.seed, stop=list(conv.stop), stop_token_ids=served.stop_token_ids, logprobs=conv.logprobs,
-        grammar=grammar, extra={**extra, **conv.extra},
+        grammar=grammar, extra=dict(conv.extra),
     )
 
 

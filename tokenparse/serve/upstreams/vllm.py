@@ -26,7 +26,7 @@ import orjson
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Grammar, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "structured_outputs", "token_logprobs", "choice_steps"]
+__all__ = ["VllmCompletions", "completion_body", "structured_outputs", "banned_bias", "token_logprobs", "choice_steps"]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -57,8 +57,15 @@ def completion_body(request: GenerateRequest, model: str | None, max_model_len: 
         body["return_tokens_as_token_ids"] = True
     if request.grammar is not None:
         body["structured_outputs"] = structured_outputs(request.grammar)
+        if request.grammar.banned_ids:
+            body["logit_bias"] = banned_bias(request.grammar)
     body.update(request.extra)
     return body
+
+
+def banned_bias(grammar: Grammar) -> dict[str, float]:
+    """vLLM's ``logit_bias`` (clamped there to [-100, 100]) banning ``grammar.banned_ids``."""
+    return {str(i): -100.0 for i in grammar.banned_ids}
 
 
 def structured_outputs(grammar: Grammar) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, ClassVar
 
 from ._http import get_ok, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
-from .vllm import choice_steps, structured_outputs
+from .vllm import banned_bias, choice_steps, structured_outputs
 
 __all__ = ["VllmTokens", "generate_body", "generate_logprobs"]
 
@@ -44,6 +44,8 @@ def generate_body(request: GenerateRequest, model: str | None) -> dict[str, Any]
             sampling[key] = extra.pop(key)
     if request.grammar is not None:
         sampling["structured_outputs"] = structured_outputs(request.grammar)
+        if request.grammar.banned_ids and "logit_bias" not in sampling:
+            sampling["logit_bias"] = banned_bias(request.grammar)
     body: dict[str, Any] = {"token_ids": request.prompt_ids, "sampling_params": sampling, "stream": True,
                             "stream_options": {"include_usage": True}, "output_mode": "tokens", **extra}
     if model:
