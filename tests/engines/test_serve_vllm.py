@@ -23,6 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serve"))
 
+import constrained_support as constrained  # noqa: E402
 from support import running  # noqa: E402
 from vllm_support import VllmServer  # noqa: E402
 
@@ -221,74 +222,26 @@ def test_without_max_tokens_the_answer_is_not_cut_at_16(engine):
     assert completion.choices[0].finish_reason == "stop"
 
 
+
 # ---------------------------------------------------------------- constrained tool choice, free sampling
-# No script: the random-weight model samples freely under the profile's structural tag, which
-# the gateway sends for tool_choice required / named (a hostile model: whatever the grammar
-# lets through, it eventually writes). Values are short by schema (a boolean, an enum) so
-# that a call finishes within a small budget. gpt-oss may also open its analysis message,
-# whose free text a random model practically never ends (1 end token in 201k): such a
-# completion is cut by max_tokens and must then hold no call at all; Qwen3 runs with
-# thinking off on even seeds (the prompt closes <think>) and on for odd ones.
-
-C_TOOLS = [
-    {"type": "function", "function": {"name": "set_alarm", "parameters": {
-        "type": "object", "properties": {"on": {"type": "boolean"}}, "required": ["on"]}}},
-    {"type": "function", "function": {"name": "get_weather", "parameters": {
-        "type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Lima"]}}, "required": ["city"]}}},
-]
-C_SCHEMAS = {t["function"]["name"]: t["function"]["parameters"] for t in C_TOOLS}
-C_SEEDS = range(8)
-C_MAX_TOKENS = 48
+# (constrained_support.py: no script, the random model samples under the profile's structural tag)
 
 
-def _constrained_calls(client, model: str, choice, seed: int, **more):
-    """One free-sampled request; its (finish_reason, [(name, arguments)])."""
-    extra = {"chat_template_kwargs": {"enable_thinking": seed % 2 == 1}} if model == "qwen3" else {}
-    kwargs = dict(model=model, messages=[{"role": "user", "content": "Act."}], tools=C_TOOLS, tool_choice=choice,
-                  max_tokens=C_MAX_TOKENS, temperature=1.0, seed=seed, extra_body=extra, **more)
-    if seed % 3 == 0:  # a constrained request streams as it is generated
-        calls: dict[int, list[str]] = {}
-        finish = None
-        for chunk in client.chat.completions.create(stream=True, **kwargs):
-            for delta in chunk.choices[0].delta.tool_calls or () if chunk.choices else ():
-                call = calls.setdefault(delta.index, ["", ""])
-                call[0] += delta.function.name or ""
-                call[1] += delta.function.arguments or ""
-            if chunk.choices and chunk.choices[0].finish_reason:
-                finish = chunk.choices[0].finish_reason
-        return finish, [(name, arguments) for _, (name, arguments) in sorted(calls.items())]
-    choice0 = client.chat.completions.create(**kwargs).choices[0]
-    return choice0.finish_reason, [(c.function.name, c.function.arguments) for c in choice0.message.tool_calls or ()]
-
-
-@pytest.mark.parametrize("choice", ["required", "named"])
-def test_forced_tool_choice_is_constrained_on_the_engine(engine, choice):
-    jsonschema = pytest.importorskip("jsonschema")
+@pytest.mark.parametrize("form", ["required", "named"])
+def test_forced_tool_choice_is_constrained_on_the_engine(engine, form):
     model, _, _, gateway, _ = engine
     client = _openai(gateway)
-    named = "get_weather"
-    tool_choice = "required" if choice == "required" else {"type": "function", "function": {"name": named}}
-    finished = 0
-    for seed in C_SEEDS:
-        finish, calls = _constrained_calls(client, model, tool_choice, seed)
-        if finish == "length":  # cut by the budget: a call begun so far is still an offered one
-            assert all(name in C_SCHEMAS and (choice == "required" or name == named) for name, _ in calls), (seed, calls)
-            continue
-        finished += 1
-        assert finish == "tool_calls" and calls, (seed, finish)
-        for name, arguments in calls:
-            assert name in C_SCHEMAS and (choice == "required" or name == named), (seed, name)
-            jsonschema.validate(json.loads(arguments), C_SCHEMAS[name])
-    assert finished >= 2, f"{model}: only {finished} of {len(C_SEEDS)} constrained completions finished"
+    finished = sum(constrained.check(form, seed, *constrained.sample(client, model, form, seed))
+                   for seed in constrained.SEEDS)
+    assert finished >= 2, f"{model}: only {finished} of {len(constrained.SEEDS)} constrained completions finished"
 
 
 def test_parallel_tool_calls_false_is_one_constrained_call(engine):
     model, _, _, gateway, _ = engine
     client = _openai(gateway)
     finished = 0
-    for seed in C_SEEDS:
-        finish, calls = _constrained_calls(client, model, "required", seed, parallel_tool_calls=False)
-        if finish != "length":
-            finished += 1
-            assert len(calls) == 1 and calls[0][0] in C_SCHEMAS, (seed, calls)
+    for seed in constrained.SEEDS:
+        finish, calls = constrained.sample(client, model, "required", seed, parallel_tool_calls=False)
+        assert len(calls) <= 1, (seed, calls)
+        finished += constrained.check("required", seed, finish, calls)
     assert finished >= 2
