@@ -32,10 +32,10 @@ def tool_choice(form: str):
     return "required" if form == "required" else {"type": "function", "function": {"name": NAMED}}
 
 
-def sample(client, model: str, form: str, seed: int, **more) -> tuple[str | None, list[tuple[str, str]]]:
+def sample(client, model: str, form: str, seed: int, *, tools=TOOLS, **more) -> tuple[str | None, list[tuple[str, str]]]:
     """One free-sampled request through the gateway: (finish_reason, [(name, arguments)])."""
     extra = {"chat_template_kwargs": {"enable_thinking": seed % 2 == 1}} if model == "qwen3" else {}
-    kwargs = dict(model=model, messages=[{"role": "user", "content": "Act."}], tools=TOOLS, tool_choice=tool_choice(form),
+    kwargs = dict(model=model, messages=[{"role": "user", "content": "Act."}], tools=tools, tool_choice=tool_choice(form),
                   max_tokens=MAX_TOKENS, temperature=1.0, seed=seed, extra_body=extra, **more)
     if seed % 3 == 0:  # a constrained request streams as it is generated
         calls: dict[int, list[str]] = {}
