@@ -60,19 +60,18 @@ def _split(node: Node, ids: frozenset[int], found: set[int]) -> _Pair:
         end_cut, end_pass = _split(node.end, ids, found)
         if end_cut is None:
             return None, node
-        text = Text(node.excludes, node.controls)
-        cut = seq(text, end_cut) if not (isinstance(end_cut, Lit) and not end_cut.text) else text
-        return cut, (Until(node.excludes, end_pass, node.controls) if end_pass is not None else None)
+        return seq(Text(node.excludes, node.controls), end_cut), \
+            (Until(node.excludes, end_pass, node.controls) if end_pass is not None else None)
     if isinstance(node, Seq):
-        cut: Node | None = None
+        cuts: Node | None = None
         passed: Node | None = Lit("")
         for item in node.items:
             item_cut, item_pass = _split(item, ids, found)
-            cut = _either(cut, _cat(passed, item_cut))
+            cuts = _either(cuts, _cat(passed, item_cut))
             passed = _cat(passed, item_pass)
             if passed is None:
                 break  # every path was cut by now: the rest is never written
-        return cut, passed
+        return cuts, passed
     if isinstance(node, Alt):
         pairs = [_split(item, ids, found) for item in node.items]
         return _either(*(c for c, _ in pairs)), _either(*(p for _, p in pairs))
@@ -83,9 +82,8 @@ def _split(node: Node, ids: frozenset[int], found: set[int]) -> _Pair:
         item_cut, item_pass = _split(node.item, ids, found)
         if item_cut is None:
             return None, node
-        repeat = Star(item_pass) if item_pass is not None else Lit("")
-        cut = seq(repeat, item_cut)
+        repeat: Node = Star(item_pass) if item_pass is not None else Lit("")
         if isinstance(node, Star):
-            return cut, repeat
-        return cut, (Plus(item_pass) if item_pass is not None else None)
+            return seq(repeat, item_cut), repeat
+        return seq(repeat, item_cut), (Plus(item_pass) if item_pass is not None else None)
     return None, node  # Lit, Json, Py, Text, Char, Int: no tokens of their own to cut
