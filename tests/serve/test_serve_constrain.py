@@ -166,7 +166,7 @@ def test_llamacpp_gbnf_stops_before_end_of_generation_tokens(models, encode, end
     """llama.cpp never matches an end-of-generation token against a grammar: Harmony's GBNF
     for llama.cpp stops before ``<|call|>`` and bans the other end IDs (``<|return|>``,
     ``<|endoftext|>``) so the turn ends with ``<|call|>``; a tag model's grammar has no end
-    token and needs no ban."""
+    token, and only llama.cpp's extra end-of-generation tokens are banned."""
     served = load_served_model(models / "gpt-oss")
     call, ret = (served.model.table.id_of(t) for t in ("<|call|>", "<|return|>"))
     conv = Conversation(messages=USER, tools=[WEATHER], tool_choice="required")
@@ -183,8 +183,13 @@ def test_llamacpp_gbnf_stops_before_end_of_generation_tokens(models, encode, end
     qwen = load_served_model(models / "qwen3")
     conv = Conversation(messages=USER, tools=[WEATHER], tool_choice=NAMED, parallel_tool_calls=False)
     grammar = engine_constraint(qwen, conv, encode["qwen3"]("<|im_start|>assistant\n"), "gbnf")
-    assert grammar.banned_ids == ()
     assert grammar.value == qwen.model.gbnf([WEATHER], NAMED, reasoning=True, parallel_tool_calls=False)
+    # no end tag in the format, so the turn's end IDs (<|im_end|>, the folder's EOS) end it;
+    # llama.cpp's other end-of-generation tokens are banned: the FIM ones, Qwen's ordinary "</s>"
+    table = qwen.model.table
+    named = {table.id_of(t) for t in ("<|endoftext|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>")}
+    assert table.id_of("<|im_end|>") in ends["qwen3"]
+    assert set(grammar.banned_ids) == (named | {table.pieces.index(b"</s>")}) - set(ends["qwen3"])
 
 
 def test_upstream_bodies_carry_the_constraint():
