@@ -172,19 +172,23 @@ class Model:
                              max_age=max_age, id_factory=id_factory, limits=limits)
 
     def structural_tag(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-                       parallel_tool_calls: bool = True) -> dict[str, Any]:
+                       parallel_tool_calls: bool = True, end_token_ids: Sequence[int] = ()) -> dict[str, Any]:
         """An xgrammar structural tag constraining a response to this profile's format (tags as
-        their token IDs, arguments per each tool's schema); see :mod:`tokenparse.grammars`."""
+        their token IDs, arguments per each tool's schema); see :mod:`tokenparse.grammars`.
+        ``end_token_ids``: the request's stop IDs, which the grammar then stops before."""
         from .grammars import structural_tag
 
-        return structural_tag(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+        return structural_tag(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls,
+                              end_token_ids=end_token_ids)
 
     def gbnf(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-             parallel_tool_calls: bool = True) -> str:
-        """The same constraint as :meth:`structural_tag`, as a llama.cpp GBNF grammar."""
+             parallel_tool_calls: bool = True, end_token_ids: Sequence[int] = ()) -> str:
+        """The same constraint as :meth:`structural_tag`, as a llama.cpp GBNF grammar
+        (``end_token_ids``: the engine's end-of-generation tokens; the grammar stops before them)."""
         from .grammars import gbnf
 
-        return gbnf(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls)
+        return gbnf(self, tools, tool_choice, reasoning=reasoning, parallel_tool_calls=parallel_tool_calls,
+                    end_token_ids=end_token_ids)
 
     def lark(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
              parallel_tool_calls: bool = True) -> str:

@@ -76,15 +76,24 @@ def test_tool_choice_none_and_unoffered_tools_never_reach_the_client(gpt, encode
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_required_without_a_call_is_a_clear_error(gpt, encode, stream):
+    """The stub ignores the grammar the gateway sends, so it shows the safety net: a forced
+    call that did not come is an error (streamed: the constrained request streams, so the
+    error ends the stream; unconstrained, HTTP 500 before anything is sent)."""
     from anthropic import APIStatusError as AnthropicStatusError
-    from openai import APIStatusError
+    from openai import APIError, APIStatusError
 
     client = _openai(gpt)
+    if stream:
+        with pytest.raises(APIError, match="produced none although the engine was constrained"):
+            list(client.chat.completions.create(model="m", messages=USER, tools=[WEATHER], tool_choice="required",
+                                                stream=True, extra_body=_script(encode, "gpt-oss", GPT_ANSWER)))
+    # a request with its own constraint gets none from the gateway: generated in full, then a 500
+    own = {"structured_outputs": {"regex": ".*"}}
     with pytest.raises(APIStatusError) as info:
         out = client.chat.completions.create(model="m", messages=USER, tools=[WEATHER], tool_choice="required", stream=stream,
-                                             extra_body=_script(encode, "gpt-oss", GPT_ANSWER))
+                                             extra_body=_script(encode, "gpt-oss", GPT_ANSWER) | own)
         list(out) if stream else None
-    assert info.value.status_code == 500 and "produced none" in str(info.value)
+    assert info.value.status_code == 500 and "produced none (no constraint was sent" in str(info.value)
     assert info.value.body["code"] == "tool_call_missing"
     with pytest.raises(APIStatusError, match="produced none"):
         client.responses.create(model="m", input="hi", tool_choice={"type": "function", "name": "get_weather"},

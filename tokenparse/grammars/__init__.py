@@ -7,7 +7,7 @@ printed per form (:mod:`.xgrammar_tag`, :mod:`.gbnf_grammar`, :mod:`.lark_gramma
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Collection
 
 from .derive import describe
 from .format import Node
@@ -22,19 +22,30 @@ def response_format(model: Any, tools: Any, tool_choice: Any = "auto", *, reason
 
 
 def structural_tag(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-                   parallel_tool_calls: bool = True) -> dict[str, Any]:
+                   parallel_tool_calls: bool = True, end_token_ids: Collection[int] = ()) -> dict[str, Any]:
+    """``end_token_ids``: as for :func:`gbnf` (vLLM hands a request's stop IDs to xgrammar as
+    its stop tokens, which no grammar element can match)."""
     from .xgrammar_tag import to_structural_tag
 
-    return to_structural_tag(response_format(model, tools, tool_choice, reasoning=reasoning,
-                                             parallel_tool_calls=parallel_tool_calls))
+    return to_structural_tag(_cut(response_format(model, tools, tool_choice, reasoning=reasoning,
+                                                  parallel_tool_calls=parallel_tool_calls), end_token_ids))
+
+
+def _cut(node: Node, end_token_ids: Collection[int]) -> Node:
+    from .ends import cut_at
+
+    return cut_at(node, end_token_ids)[0] if end_token_ids else node
 
 
 def gbnf(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
-         parallel_tool_calls: bool = True) -> str:
+         parallel_tool_calls: bool = True, end_token_ids: Collection[int] = ()) -> str:
+    """``end_token_ids``: tokens the engine ends generation on and never matches against the
+    grammar (llama.cpp's end-of-generation tokens): every path stops right before the first
+    of them (:func:`.ends.cut_at`), so the engine samples one of them next."""
     from .gbnf_grammar import to_gbnf
 
-    return to_gbnf(response_format(model, tools, tool_choice, reasoning=reasoning,
-                                   parallel_tool_calls=parallel_tool_calls))
+    return to_gbnf(_cut(response_format(model, tools, tool_choice, reasoning=reasoning,
+                                        parallel_tool_calls=parallel_tool_calls), end_token_ids))
 
 
 def lark(model: Any, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,

@@ -37,6 +37,7 @@ class Conversation:
     tools: list[dict[str, Any]] = field(default_factory=list)  # Chat Completions tool objects (functions only)
     tool_choice: Any = "auto"  # "auto" | "none" | "required" | {"type": "function", "function": {"name"}}
     parallel_tool_calls: bool = True
+    strict_tools: frozenset[str] = frozenset()  # names of tools the client declared ``strict: true``
     instructions: str | None = None  # Responses ``instructions`` / Anthropic ``system``
     reasoning_effort: str | None = None  # "low" | "medium" | "high"
     thinking: bool | None = None  # Anthropic thinking on/off (tag models: enable_thinking)
@@ -140,6 +141,17 @@ def function_tool(name: Any, description: Any, parameters: Any, param: str) -> d
         function["description"] = description
     function["parameters"] = parameters
     return {"type": "function", "function": function}
+
+
+def strict_names(raw: Any, *, nested: bool) -> frozenset[str]:
+    """Names of the function tools in a request's (already validated) ``tools`` declared
+    ``strict: true`` (``nested``: Chat's ``{"function": {...}}``, else Responses' flat tools)."""
+    names = set()
+    for tool in raw if isinstance(raw, list) else ():
+        fn = tool.get("function") if nested and isinstance(tool, dict) else tool
+        if isinstance(fn, dict) and fn.get("strict") is True and isinstance(fn.get("name"), str):
+            names.add(fn["name"])
+    return frozenset(names)
 
 
 def resolve_tool_names(messages: list[dict[str, Any]]) -> None:

@@ -12,6 +12,7 @@ from .conversation import (
     opt_number,
     resolve_tool_names,
     stop_list,
+    strict_names,
     text_of,
 )
 
@@ -46,6 +47,7 @@ def chat_conversation(body: Mapping[str, Any]) -> Conversation:
         tools=tools,
         tool_choice=tool_choice_of(body.get("tool_choice"), tools),
         parallel_tool_calls=field_of(body, "parallel_tool_calls", bool, True),
+        strict_tools=strict_names(body.get("tools"), nested=True),
         reasoning_effort=effort,
         chat_template_kwargs=dict(kwargs),
         max_tokens=max_tokens,

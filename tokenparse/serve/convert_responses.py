@@ -24,6 +24,7 @@ from .conversation import (
     opt_int,
     opt_number,
     resolve_tool_names,
+    strict_names,
     text_of,
 )
 from .convert_chat import EFFORTS, tool_choice_of
@@ -63,6 +64,7 @@ def responses_conversation(body: Mapping[str, Any]) -> Conversation:
         tools=tools,
         tool_choice=tool_choice_of(body.get("tool_choice"), tools),
         parallel_tool_calls=field_of(body, "parallel_tool_calls", bool, True),
+        strict_tools=strict_names(body.get("tools"), nested=False),
         instructions=field_of(body, "instructions", str),
         reasoning_effort=effort,
         chat_template_kwargs=dict(field_of(body, "chat_template_kwargs", dict, {})),

@@ -15,10 +15,13 @@ closes the upstream iterator, which closes the engine's HTTP response (the engin
 Tool choice: calls to names outside ``tools`` never reach the client (the parser gets the
 request's list, empty included); ``none`` drops every call; a named choice admits only
 that name; ``parallel_tool_calls: false`` passes only the first call (index 0) and counts
-the rest as ``parallel_call_dropped`` diagnostics. ``required`` / named are not yet
-constrained on the engine: such requests are generated in full first and answered with a
-clear error (HTTP 500, ``tool_call_missing``) when no call came out; their events are
-then sent at once.
+the rest as ``parallel_call_dropped`` diagnostics. ``required`` / named (and ``auto`` with a
+``strict`` tool) are constrained on the engine with the profile's grammar where the
+upstream takes one (:mod:`.constrain`) and then stream as usual. Where no constraint was
+sent (an engine without a grammar form, a request with its own constraint), a
+``required`` / named request is generated in full first and answered with a clear error
+(HTTP 500, ``tool_call_missing``) when no call came out; its events are then sent at once.
+A constrained answer cut by ``max_tokens`` before its call ends with ``length``, not an error.
 
 Stop IDs: the profile's end-of-turn IDs go to the engine as stop IDs; a step that still
 carries one (an engine that stops by string only) is cut after it and ends the stream,
@@ -36,20 +39,22 @@ from tokenparse.adapters import SSE_DONE, AnthropicMessageStream, ChatCompletion
 from tokenparse.adapters._common import as_run
 from tokenparse.assembly import RUN_IDS, RUN_TOOL_CALLS
 
+from .constrain import engine_constraint
 from .conversation import Conversation, RequestError
 from .errors import anthropic_error_event, chat_error_chunk, responses_failed
 from .metrics import Metrics
 from .model import ServedModel
-from .upstreams.base import GenerateRequest, Step, Upstream, UpstreamError
+from .upstreams.base import GenerateRequest, Grammar, Step, Upstream, UpstreamError
 
 __all__ = ["Generation", "generate_request"]
 
 
-def generate_request(served: ServedModel, conv: Conversation, prompt_ids: list[int]) -> GenerateRequest:
+def generate_request(served: ServedModel, conv: Conversation, prompt_ids: list[int],
+                     grammar: Grammar | None = None) -> GenerateRequest:
     return GenerateRequest(
         prompt_ids=prompt_ids, max_tokens=conv.max_tokens, temperature=conv.temperature, top_p=conv.top_p,
         seed=conv.seed, stop=list(conv.stop), stop_token_ids=served.stop_token_ids, logprobs=conv.logprobs,
-        extra=dict(conv.extra),
+        grammar=grammar, extra=dict(conv.extra),
     )
 
 
@@ -63,7 +68,8 @@ class Generation:
         self.started = started
         self.prompt_ids = prompt_ids
         self._stops = frozenset(served.stop_token_ids)
-        self.request = generate_request(served, conv, self.prompt_ids)
+        self.constraint = engine_constraint(served, conv, self.prompt_ids, upstream.grammar_kind)
+        self.request = generate_request(served, conv, self.prompt_ids, self.constraint)
         self.parser = served.model.parser(tools=conv.tools, tool_choice=conv.tool_choice, prompt_token_ids=self.prompt_ids)
         self.adapter = self._adapter(response_fields or {})
         self._steps = upstream.generate(self.request)
@@ -84,8 +90,13 @@ class Generation:
         return AnthropicMessageStream(model=name, prompt_tokens=prompt)
 
     @property
-    def must_call(self) -> bool:
+    def forced(self) -> bool:
         return self.conv.tool_choice == "required" or isinstance(self.conv.tool_choice, dict)
+
+    @property
+    def must_call(self) -> bool:
+        """A forced call the engine was not constrained to make: checked before anything is sent."""
+        return self.forced and self.constraint is None
 
     async def open(self) -> None:
         """Wait for the first engine step (UpstreamError: nothing was sent to the client)."""
@@ -158,11 +169,11 @@ class Generation:
             self.metrics.diagnostics[diagnostic.code] += 1
         if self._dropped:
             self.metrics.diagnostics["parallel_call_dropped"] += self._dropped
-        if self.must_call and not self._called():
-            raise RequestError(
-                f"tool_choice {self._choice_text()} asked for a tool call and the model produced none "
-                "(tool_choice required/named is not constrained on the engine yet)",
-                param="tool_choice", status=500, code="tool_call_missing")
+        if self.forced and not self._called() and not (self.constraint is not None and self._finish == "length"):
+            why = ("although the engine was constrained to call one" if self.constraint is not None else
+                   "(no constraint was sent to this engine for this request: see docs/serve.md)")
+            raise RequestError(f"tool_choice {self._choice_text()} asked for a tool call and the model produced none {why}",
+                               param="tool_choice", status=500, code="tool_call_missing")
         return text + self.adapter.finish_sse(message) + (SSE_DONE if self.api == "chat" else "")
 
     def _choice_text(self) -> str:

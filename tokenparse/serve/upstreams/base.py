@@ -25,10 +25,14 @@ __all__ = ["Grammar", "GenerateRequest", "TokenLogprob", "Step", "UpstreamError"
 @dataclass(frozen=True, slots=True)
 class Grammar:
     """A decoding constraint the engine applies: ``kind`` is ``"structural_tag"``,
-    ``"gbnf"`` or ``"lark"``; ``value`` is its text (or object, for a structural tag)."""
+    ``"gbnf"`` or ``"lark"``; ``value`` is its text (or object, for a structural tag).
+    ``banned_ids``: end-of-turn IDs the grammar's end does not allow (the grammar stops before
+    the engine's end tokens, which the engine then lets through): the upstream bans them with
+    its engine's ``logit_bias`` unless the client sent its own."""
 
     kind: str
     value: Any
+    banned_ids: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,8 @@ class Upstream:
     name: ClassVar[str] = ""
     #: request body keys passed to this engine unchanged (e.g. vLLM's ``vllm_xargs``)
     extra_fields: ClassVar[frozenset[str]] = frozenset()
+    #: the :class:`Grammar` kind this engine constrains decoding with (``None``: the gateway sends none)
+    grammar_kind: ClassVar[str | None] = None
 
     def __init__(self, base_url: str, session: aiohttp.ClientSession, *, model: str | None,
                  timeout: float, api_key: str | None = None) -> None:

@@ -5,7 +5,8 @@ true``, ``n_predict`` (``-1``: until the context is full or an end-of-generation
 ``temperature`` / ``top_p`` / ``seed`` when given, client ``stop`` strings, ``n_probs`` for
 logprobs (at least 1: llama.cpp sends no probabilities for 0) and ``grammar`` for a GBNF
 constraint (llama.cpp takes no structural tag or Lark grammar: asking for one is an
-:class:`UpstreamError`, not a silently unconstrained request). Body fields from
+:class:`UpstreamError`, not a silently unconstrained request), with ``logit_bias`` banning
+the grammar's ``banned_ids`` unless the client sent a ``logit_bias``. Body fields from
 :data:`LlamaCppCompletion.extra_fields` (``ignore_eos``, ``logit_bias``, ``top_k``, ...)
 go through unchanged, under the fields above.
 
@@ -37,7 +38,19 @@ from typing import Any, AsyncGenerator, AsyncIterator, ClassVar, cast
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["LlamaCppCompletion", "completion_body"]
+__all__ = ["LlamaCppCompletion", "completion_body", "EOG_TEXTS"]
+
+#: token texts llama.cpp treats as end of generation whatever their type (``llama_vocab::impl::load``
+#: in the vendored ``src/llama-vocab.cpp``: its EOG list, and the FIM pad / repo / file-separator
+#: tokens, which it adds to the EOG set). A grammar-constrained answer must not stop on one of
+#: these unless it is the turn's end: the gateway bans the others (see serve/constrain.py).
+EOG_TEXTS = (
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>", "<end_of_turn>",
+    "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]", "<|end_of_text|>",
+    "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>", "<\uff5cend\u2581of\u2581sentence\uff5c>", "[e~[",
+    "<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>",
+    "<reponame>", "<|file_sep|>",
+)
 
 _FINISH = {"eos": "stop", "word": "stop", "limit": "length"}
 
@@ -62,6 +75,8 @@ def completion_body(request: GenerateRequest, extra_fields: frozenset[str]) -> d
         if request.grammar.kind != "gbnf":
             raise UpstreamError(f"llama.cpp constrains decoding with GBNF grammars only, not {request.grammar.kind!r}")
         body["grammar"] = request.grammar.value
+        if request.grammar.banned_ids and "logit_bias" not in body:
+            body["logit_bias"] = [[i, False] for i in request.grammar.banned_ids]  # false: never sampled
     return body
 
 
@@ -77,6 +92,7 @@ def _token_logprob(token_id: int, entry: Any, top_n: int) -> TokenLogprob:
 class LlamaCppCompletion(Upstream):
     name: ClassVar[str] = "llamacpp"
     path: ClassVar[str] = "/completion"
+    grammar_kind: ClassVar[str | None] = "gbnf"
     #: request body keys passed through unchanged (llama-server's own sampling extras)
     extra_fields: ClassVar[frozenset[str]] = frozenset({
         "top_k", "min_p", "typical_p", "top_n_sigma", "repeat_penalty", "repeat_last_n", "presence_penalty",

