@@ -205,9 +205,9 @@ class ArgumentSpeller:
                 open_, shut = self._inner(spot, frame, item_wrap)
                 item = seq(self._lit(open_), self._value(spot, item_wrap, items if isinstance(items, Mapping) else {},
                                                          depth + 1, shut))
-                sep = self._between(spot, wrap, [STRING, STRING_TWO], frame[0] + open_ + STRING + shut,
-                                    open_ + STRING_TWO + shut + frame[1])
-                options.append(seq(Opt(seq(item, Star(seq(sep, item)))), self._lit(close)))
+                between = self._between(spot, wrap, [STRING, STRING_TWO], frame[0] + open_ + STRING + shut,
+                                        open_ + STRING_TWO + shut + frame[1])
+                options.append(seq(Opt(seq(item, Star(seq(between, item)))), self._lit(close)))
             elif kind == "object":
                 props = sub.get("properties") if isinstance(sub, Mapping) else None
                 required = set(sub.get("required") or ()) if isinstance(sub, Mapping) and isinstance(sub.get("required"), list) else set()
@@ -221,7 +221,10 @@ class ArgumentSpeller:
                     children.append((child, node, child in required))
                 sep: Node = Lit("")
                 if len(children) > 1:
-                    one, two = (self._inner(spot, frame, lambda v, wrap=wrap, k=k: wrap({k: v})) for k in (KEY, KEY_TWO))
+                    def probe_wrap(key: str, wrap: Any = wrap) -> Callable[[Any], Any]:
+                        return lambda v: wrap({key: v})
+
+                    one, two = (self._inner(spot, frame, probe_wrap(k)) for k in (KEY, KEY_TWO))
                     sep = self._between(spot, wrap, {KEY: STRING, KEY_TWO: STRING_TWO}, frame[0] + one[0] + STRING + one[1],
                                         two[0] + STRING_TWO + two[1] + frame[1])
                 options.append(seq(_ordered(children, sep), self._lit(close)))

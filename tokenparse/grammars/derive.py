@@ -266,8 +266,8 @@ class _Messages:
         later = [one(name, schema, _IndexProbe()) for name, schema in offered]
         end = self.turn_end(first + later)
         if end is not None:  # the completion stops at that token: the engine ends it, not the grammar
-            first, later = [_parts(node)[:-1] for node in first], [_parts(node)[:-1] for node in later]
-            head, rest = alt(*(seq(*items) for items in first)), alt(*(seq(*items) for items in later))
+            head = alt(*(seq(*_parts(node)[:-1]) for node in first))
+            rest = alt(*(seq(*_parts(node)[:-1]) for node in later))
             return seq(head, Star(seq(end, self.nxt, rest)) if parallel else EMPTY, Opt(end))
         return seq(alt(*first), Star(seq(self.nxt, alt(*later)))) if parallel else alt(*first)
 
