@@ -41,3 +41,26 @@ def test_every_profile_is_in_the_table():
     table = text[text.index("## Which profiles"):text.index("llama.cpp writes its own")]
     for name in tokenparse.profile_names():
         assert re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", table), name
+
+
+def _native(column: int) -> set[str]:
+    """Profiles docs/grammars.md's table gives a native grammar in ``column`` (1: vLLM, 2: xgrammar)."""
+    text = (ROOT / "docs" / "grammars.md").read_text(encoding="utf-8")
+    table = text[text.index("## Which profiles"):text.index("llama.cpp writes its own")]
+    names: set[str] = set()
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and not cells[0].startswith(("Profile", "---", "every other")) and cells[column] != "-":
+            names |= {name.strip() for name in cells[0].split(",")}
+    return names
+
+
+def test_readme_engines_table_matches_the_grammars_page():
+    """The README's compact table says what docs/grammars.md's per-profile table says."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Constrained decoding"):text.index("\n## ", text.index("## Constrained decoding") + 1)]
+    rows = {line.split("|")[1].strip(): line.split("|")[2:] for line in section.splitlines() if line.startswith("| ")}
+    assert set(re.findall(r"`([\w.-]+)`", rows["vLLM 0.32"][0])) == _native(1)
+    assert set(re.findall(r"`([\w.-]+)`", rows["SGLang (xgrammar 0.2.8)"][0])) == _native(2)
+    total = len(tokenparse.profile_names())
+    assert all(cells[1].strip() == f"all {total}" for name, cells in rows.items() if name not in ("Engine", "---")), rows

@@ -9,7 +9,7 @@ import pytest
 from grammar_support import llg_accepts, xgr_accepts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_grammars import KNOWN, case
+from test_grammars import case
 
 import tokenparse
 
@@ -39,8 +39,6 @@ def calls(draw):
 
 @pytest.mark.parametrize("name", tokenparse.profile_names())
 def test_round_trip(name):
-    if any(key[0] == name for key in KNOWN):
-        pytest.xfail("; ".join(reason for key, reason in KNOWN.items() if key[0] == name))
     c = case(name)
     model = c.model
     tag, lark = model.structural_tag(TOOLS, "required"), model.lark(TOOLS, "required")

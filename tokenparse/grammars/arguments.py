@@ -10,7 +10,10 @@ is where the value grammar goes, and how it was spelled says which grammar:
   list -> one :class:`~.format.Json` of the tool's schema (JSON envelopes);
 * ``'probe'`` (Python repr) -> :class:`~.format.Py` (pythonic calls);
 * the bare probe (XML-style parameters) -> text up to the parameter's closing literal for
-  strings, JSON for the other types.
+  strings, JSON for the other types;
+* an array or object the format writes as its own elements (MiniMax-M3's
+  ``NS<items>NS<item>..NS</item>NS</items>``): each level is framed by a string probe one
+  level in (an array item, a property), its separators by two of them; leaves as above.
 
 Parameters follow the schema's ``properties`` order; required ones must appear, the others
 may. A call index the speller writes becomes :class:`~.format.Int`.
@@ -18,15 +21,19 @@ may. A call index the speller writes becomes :class:`~.format.Int`.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, NamedTuple
 
 from ..errors import ToolSchemaError
-from .format import Int, Json, Lit, Node, Opt, Py, Until, _IndexProbe, alt, schema_key, seq, split_tags
+from .format import Int, Json, Lit, Node, Opt, Py, Star, Until, _IndexProbe, alt, schema_key, seq, split_tags
 
 __all__ = ["ArgumentSpeller"]
 
 KEY = "qzkeyqz"
+KEY_TWO = "qzkeytwoqz"
 STRING = "qzvalqz"
+STRING_TWO = "qzvaltwoqz"
+#: how deep a value the format writes as nested elements may go (a client's schema is data)
+MAX_NESTING = 8
 #: one probe per JSON type; each spelling is unique in any call text
 PROBES: dict[str, Any] = {
     "string": STRING, "integer": 7919, "number": 0.625, "boolean": True, "null": None,
@@ -51,6 +58,20 @@ def _types(schema: Any) -> list[str]:
     if isinstance(schema, Mapping) and "enum" in schema and all(isinstance(v, str) for v in schema["enum"]):
         return ["string"]
     return ["object"]
+
+
+class _Spot(NamedTuple):
+    """Where a parameter is spelled: the call and the parameter's key."""
+
+    name: str
+    prefix: str
+    suffix: str
+    index: Any
+    key: str
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 class ArgumentSpeller:
@@ -79,8 +100,8 @@ class ArgumentSpeller:
             try:
                 node = self._param(name, prefix, suffix, index, key, sub)
             except ToolSchemaError:
-                # a value the speller nests in the format's own syntax (MiniMax-M3 writes
-                # arrays as elements): an optional one is left out of the grammar
+                # a value the speller writes in a way the probes cannot frame: an optional
+                # one is left out of the grammar
                 if key in required:
                     raise
                 continue
@@ -126,7 +147,90 @@ class ArgumentSpeller:
                 return seq(self._lit(before), Until(self._excludes, end))
             value: Node = Py(schema_key(sub)) if syntax == "py" else Json(schema_key(sub))
             return seq(self._lit(before), value, self._lit(after))
+        if kind in ("array", "object"):  # written in the format's own elements (MiniMax-M3)
+            spot = _Spot(name, prefix, suffix, index, key)
+            before, after = self._frame(spot, _same)
+            return seq(self._lit(before), self._value(spot, _same, sub, 0, after))
         raise ToolSchemaError(f"cannot locate a {kind} argument in the spelling of a {name!r} call")
+
+    # -- values the format nests as its own elements ------------------------------------
+    #
+    # ``wrap`` puts a value where it is being located (``lambda v: [v]``: an array item of the
+    # parameter); a string probe spelled there frames it: the text before and after it.
+    # Each level's own open / close text is its frame less its parent's.
+
+    def _frame(self, spot: _Spot, wrap: Callable[[Any], Any]) -> tuple[str, str]:
+        text = self._region(spot.name, spot.prefix, spot.suffix, spot.index, [(spot.key, wrap(STRING))])
+        if text.count(STRING) != 1:
+            raise ToolSchemaError(f"cannot locate a nested value in the spelling of a {spot.name!r} call")
+        at = text.index(STRING)
+        return text[:at], text[at + len(STRING):]
+
+    def _inner(self, spot: _Spot, outer: tuple[str, str], wrap: Callable[[Any], Any]) -> tuple[str, str]:
+        """The open / close text one level in (``wrap``) adds inside ``outer``."""
+        before, after = self._frame(spot, wrap)
+        if not (before.startswith(outer[0]) and after.endswith(outer[1])):
+            raise ToolSchemaError(f"the {spot.name!r} call spelling does not nest its values consistently")
+        return before[len(outer[0]):], after[:len(after) - len(outer[1])]
+
+    def _between(self, spot: _Spot, wrap: Callable[[Any], Any], two: Any, first: str, second: str) -> Node:
+        """What the format writes between two children: ``two`` (both, at ``wrap``) is spelled
+        ``first`` + separator + ``second``."""
+        text = self._region(spot.name, spot.prefix, spot.suffix, spot.index, [(spot.key, wrap(two))])
+        if not (text.startswith(first) and text.endswith(second)) or len(first) + len(second) > len(text):
+            raise ToolSchemaError(f"the {spot.name!r} call spelling does not separate nested values consistently")
+        return self._lit(text[len(first):len(text) - len(second)])
+
+    def _value(self, spot: _Spot, wrap: Callable[[Any], Any], schema: Any, depth: int, close: str) -> Node:
+        """A value at ``wrap`` under ``schema``, then ``close`` (its own closing text)."""
+        if depth > MAX_NESTING:
+            raise ToolSchemaError(f"a parameter of {spot.name!r} nests deeper than {MAX_NESTING} levels")
+        frame = self._frame(spot, wrap)
+        # a value without a declared type is text, as the format reads it
+        typed = isinstance(schema, Mapping) and any(k in schema for k in ("type", "enum", "const", "properties", "items"))
+        kinds = _types(schema) if typed else ["string"]
+        options: list[Node] = []
+        for kind in kinds:
+            sub = schema if len(kinds) == 1 else {**schema, "type": kind} if isinstance(schema, Mapping) else {"type": kind}
+            if kind == "string":
+                choices = _string_choices(sub)
+                options.append(seq(alt(*(Lit(c) for c in choices)), self._lit(close)) if choices is not None
+                               else Until(self._excludes, self._lit(close)))
+            elif kind == "array":
+                items = sub.get("items") if isinstance(sub, Mapping) else None
+
+                def item_wrap(v: Any, wrap: Any = wrap) -> Any:
+                    return wrap([v])
+
+                open_, shut = self._inner(spot, frame, item_wrap)
+                item = seq(self._lit(open_), self._value(spot, item_wrap, items if isinstance(items, Mapping) else {},
+                                                         depth + 1, shut))
+                between = self._between(spot, wrap, [STRING, STRING_TWO], frame[0] + open_ + STRING + shut,
+                                        open_ + STRING_TWO + shut + frame[1])
+                options.append(seq(Opt(seq(item, Star(seq(between, item)))), self._lit(close)))
+            elif kind == "object":
+                props = sub.get("properties") if isinstance(sub, Mapping) else None
+                required = set(sub.get("required") or ()) if isinstance(sub, Mapping) and isinstance(sub.get("required"), list) else set()
+                children = []
+                for child, child_schema in (props if isinstance(props, Mapping) else {}).items():
+                    def child_wrap(v: Any, wrap: Any = wrap, child: str = child) -> Any:
+                        return wrap({child: v})
+
+                    open_, shut = self._inner(spot, frame, child_wrap)
+                    node = seq(self._lit(open_), self._value(spot, child_wrap, child_schema, depth + 1, shut))
+                    children.append((child, node, child in required))
+                sep: Node = Lit("")
+                if len(children) > 1:
+                    def probe_wrap(key: str, wrap: Any = wrap) -> Callable[[Any], Any]:
+                        return lambda v: wrap({key: v})
+
+                    one, two = (self._inner(spot, frame, probe_wrap(k)) for k in (KEY, KEY_TWO))
+                    sep = self._between(spot, wrap, {KEY: STRING, KEY_TWO: STRING_TWO}, frame[0] + one[0] + STRING + one[1],
+                                        two[0] + STRING_TWO + two[1] + frame[1])
+                options.append(seq(_ordered(children, sep), self._lit(close)))
+            else:  # a typed leaf: JSON text, as the format writes it
+                options.append(seq(Json(schema_key(sub)), self._lit(close)))
+        return alt(*options)
 
     def _region(self, name: str, prefix: str, suffix: str, index: Any, args: list[tuple[str, Any]]) -> str:
         text = self._spell(name, args, index)

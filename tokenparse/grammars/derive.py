@@ -9,22 +9,23 @@ Inputs, all from the profile itself (never a per-family table):
   values, then puts the argument grammar where the probes landed (:mod:`.arguments`).
 
 The response: ``[reasoning] content [calls]`` (``auto``), ``[reasoning] calls``
-(``required`` / named), ``[reasoning] content`` (``none``). Harmony writes each part as a
-message; the completion starts inside the first header (the prompt ends in
-``<|start|>assistant``), so every later message starts with ``<|start|>assistant``.
+(``required`` / named), ``[reasoning] content`` (``none``). Harmony and MuseGlimmer write
+each part as a message (:class:`_Messages`); the worked example shows that the completion
+starts inside the first header (the prompt ends in ``<|start|>assistant``, which every later
+message starts with), so that start is taken off the first message (:func:`_prefilled`).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+import json
+from typing import Any, Callable, Mapping, Sequence
 
 from ..errors import ToolSchemaError
 from ..toolset import ToolSet
 from .arguments import ArgumentSpeller
-from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Star, Tag, Text, Until, _IndexProbe, alt, seq, split_tags
+from .format import Alt, Char, Int, Lit, Node, Opt, Plus, Seq, Star, Tag, Text, Until, _IndexProbe, alt, seq, split_tags
 
 __all__ = ["describe", "offered_tools", "tag_tokens"]
 
-HARMONY_NEXT = "<|start|>assistant"
 #: what a bare call may start with (after whitespace): a JSON object or a list
 EMPTY: Node = Lit("")
 BARE_CALL_START = "[{ \t\n"
@@ -92,19 +93,23 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
     harmony = getattr(bound, "start_in_header", None) is not None and not hasattr(bound, "role_ids")
     speller = ArgumentSpeller(example.call, tags, excludes, ())
     want_calls = tool_choice != "none" and bool(offered)
-    joiner = _header_joiner(model, excludes)
-    calls = _calls(example, example.block, speller, offered, tags, parallel_tool_calls, harmony,
-                   joiner) if want_calls else None
+    forced = tool_choice == "required" or isinstance(tool_choice, Mapping)
+    prefilled = _prefilled(example)
+    if harmony or (prefilled and example.block is not None and example.block[0].startswith(prefilled)):
+        # every part is a message whose header starts with what the prompt wrote (Harmony, MuseGlimmer)
+        messages = _Messages(example, tags, excludes, prefilled, harmony)
+        calls = messages.calls(speller, offered, parallel_tool_calls) if want_calls else None
+        return messages.response(calls, forced, reasoning)
+    joiner, named = _header_joiner(model, example)
+    calls = _calls(example, example.block, speller, offered, tags, parallel_tool_calls, joiner,
+                   named) if want_calls else None
     if calls is not None and getattr(bound, "implicit_json_call", False) and example.block is not None:
         # the format's calls may also stand bare, without the tool tags (Llama 3 / 4 JSON)
         tag_literals = [lit for lit in (bound.tool_open, bound.tool_close) if lit]
         bare_block = tuple(_without(text, tag_literals) for text in example.block)
         if bare_block != tuple(example.block):
-            bare = _calls(example, bare_block, speller, offered, tags, parallel_tool_calls and bool(bare_block[0]), harmony)
+            bare = _calls(example, bare_block, speller, offered, tags, parallel_tool_calls and bool(bare_block[0]))
             calls = alt(calls, bare)
-    forced = tool_choice == "required" or isinstance(tool_choice, Mapping)
-    if harmony:
-        return _harmony(example, tags, excludes, calls, forced, reasoning)
     think = _reasoning(bound, tags, excludes, reasoning, controls)
     content: Node = Text(excludes, controls)
     if any(example.say):  # the row's content wrapper (ERNIE <response>), written or not
@@ -133,78 +138,197 @@ def describe(model: Any, tools: Any, tool_choice: Any, *, reasoning: bool, paral
         body = seq(body, Opt(split_tags(end, tags)))
     if controls:  # a control token the format ends with (Inkling's end of sampling)
         body = seq(body, Opt(alt(*(Tag(model.table.literals[i], i) for i in controls))))
-    response = seq(think, joiner, body) if think is not None else body
-    prefilled = _prefilled(example)
-    if prefilled:  # the template wrote the first message's header start (MuseGlimmer)
-        stripped = _after_prefix(response, list(_parts(split_tags(prefilled, tags))))
-        if stripped is not None:
-            response = stripped
-    return response
+    return seq(think, joiner, body) if think is not None else body
 
 
 def _prefilled(example: Any) -> str:
     """The part of the first message's spelling the prompt already holds: the worked example
-    starts inside its reasoning (or content) message's header."""
+    starts inside its reasoning (or content) message's header (``<|start|>assistant``)."""
     for pair in (example.think, example.say):
         if pair and pair[0] and not example.text.startswith(pair[0]):
             opener = pair[0]
             for k in range(1, len(opener)):
-                if example.text.startswith(opener[k:]) and opener[k:]:
+                if example.text.startswith(opener[k:]):
                     return opener[:k]
     return ""
 
 
 def _parts(node: Node) -> tuple[Node, ...]:
-    from .format import Seq
-
     return node.items if isinstance(node, Seq) else (node,)
 
 
-def _after_prefix(node: Node, prefix: list[Node]) -> Node | None:
+def _after_prefix(node: Node, prefix: Sequence[Node]) -> Node | None:
     """``node`` with ``prefix`` (literals and tags) taken off its start; ``None`` where no
     spelling of ``node`` starts with it."""
-    from .format import Seq
+    left = [rest for rest, more in _strip(node, tuple(prefix)) if not more]
+    return alt(*left) if left else None
 
+
+def _strip(node: Node, prefix: tuple[Node, ...]) -> list[tuple[Node, tuple[Node, ...]]]:
+    """The ways ``prefix`` can be taken off the start of ``node``: (what is left of ``node``,
+    what is left of ``prefix``); the second is empty unless all of ``node`` was taken."""
     if not prefix:
-        return node
+        return [(node, ())]
     head = prefix[0]
     if isinstance(node, Lit):
-        if isinstance(head, Lit):
-            if node.text.startswith(head.text):
-                return _after_prefix(Lit(node.text[len(head.text):]), prefix[1:])
-            if head.text.startswith(node.text) and node.text:
-                return _after_prefix(Lit(""), [Lit(head.text[len(node.text):]), *prefix[1:]])
-        return None if node.text else None
+        if not node.text:
+            return [(node, prefix)]
+        if isinstance(head, Lit) and node.text.startswith(head.text):
+            return _strip(Lit(node.text[len(head.text):]), prefix[1:])
+        if isinstance(head, Lit) and head.text.startswith(node.text):
+            return [(EMPTY, (Lit(head.text[len(node.text):]), *prefix[1:]))]
+        return []
     if isinstance(node, Tag):
-        return Lit("") if head == node and len(prefix) == 1 else (
-            _after_prefix(Lit(""), prefix[1:]) if head == node else None)
+        return [(EMPTY, prefix[1:])] if head == node else []
     if isinstance(node, Alt):
-        options = [x for x in (_after_prefix(item, prefix) for item in node.items) if x is not None]
-        return alt(*options) if options else None
+        return [way for item in node.items for way in _strip(item, prefix)]
     if isinstance(node, Opt):
-        return _after_prefix(node.item, prefix)
+        return [(EMPTY, prefix), *_strip(node.item, prefix)]
+    if isinstance(node, Star):
+        return [(EMPTY, prefix), *((seq(rest, node), more) for rest, more in _strip(node.item, prefix) if not more)]
     if isinstance(node, Seq):
-        first, rest = node.items[0], seq(*node.items[1:])
-        options = []
-        taken = _after_prefix(first, prefix)
-        if taken is not None:
-            options.append(seq(taken, rest))
-        if isinstance(first, Opt) or first == Lit(""):
-            skipped = _after_prefix(rest, prefix)
-            if skipped is not None:
-                options.append(skipped)
-        return alt(*options) if options else None
-    return None
+        rest = seq(*node.items[1:])
+        ways: list[tuple[Node, tuple[Node, ...]]] = []
+        for left, more in _strip(node.items[0], prefix):
+            ways.extend(_strip(rest, more) if more else [(seq(left, rest), ())])
+        return ways
+    return []  # free text, values: never start with a tag's literal
 
 
-def _header_joiner(model: Any, excludes: tuple[str, ...]) -> Node:
-    """Between two messages of a dialect with message headers (Inkling): the header-open
-    tag and the header's text (a name the parser drops); nothing for other dialects."""
+class _Messages:
+    """A response written as messages (Harmony, MuseGlimmer): each part is a message whose
+    header starts with ``prefilled`` (``<|start|>assistant``), which the prompt wrote for the
+    first one. Every message is derived from the worked example: reasoning (``think``), the
+    answer (``say``), a message before the calls (the one around the example's content), the
+    calls (``block`` around each, or the speller's whole message where ``block`` is None)."""
+
+    def __init__(self, example: Any, tags: Mapping[str, int], excludes: tuple[str, ...], prefilled: str,
+                 harmony: bool) -> None:
+        self.example, self.tags, self.excludes = example, tags, excludes
+        self.prefilled = prefilled
+        self.lead = _parts(split_tags(prefilled, tags))
+        self.nxt = split_tags(prefilled, tags)
+        self.harmony = harmony
+
+    def strip(self, node: Node) -> Node:
+        """A message without the header start it shares with every message."""
+        stripped = _after_prefix(node, self.lead)
+        return node if stripped is None else stripped
+
+    def message(self, open_: str, close: str) -> Node:
+        return self.strip(seq(split_tags(open_, self.tags), Until(self.excludes, split_tags(close, self.tags))))
+
+    def preamble(self) -> Node | None:
+        """The message around the worked example's content when calls follow it (Harmony's
+        commentary, MuseGlimmer's ``to=user`` ended by ``<|eom|>``)."""
+        text, content = self.example.text, self.example.content
+        at = text.find(content) if content else -1
+        if at < 0:
+            return None
+        start = text.rfind(self.prefilled, 0, at)
+        header = text[start:at] if start >= 0 else self.prefilled + text[:at]
+        end = text.find(self.prefilled, at + len(content))
+        close = text[at + len(content):end if end >= 0 else len(text)]
+        return self.message(header, close) if close else None
+
+    def call_opener(self) -> tuple[str, str] | None:
+        """(the header before the worked example's first call, that call's name) where it is
+        not the declared block opener: MuseGlimmer's model names the tool in the header
+        (``to=get_weather.get_weather``) where the block writes ``to=functions``."""
+        example = self.example
+        if example.block is None or not example.calls:
+            return None
+        name, arguments = example.calls[0]
+        try:
+            args = list(json.loads(arguments).items())
+        except (ValueError, AttributeError):
+            return None
+        text = example.text
+        at = text.find(example.call(name, args, 0))
+        start = text.rfind(self.prefilled, 0, at) if at >= 0 else -1
+        opener = text[start:at] if start >= 0 else self.prefilled + text[:max(at, 0)]
+        if at < 0 or opener == example.block[0] or name not in opener:
+            return None
+        return opener, name
+
+    def calls(self, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]], parallel: bool) -> Node:
+        block = self.example.block
+        derived = self.call_opener()
+
+        def one(name: str, schema: dict[str, Any], index: Any) -> Node:
+            call = speller.call(name, schema, index)
+            if block is not None:
+                openers = [block[0]] + ([derived[0].replace(derived[1], name)] if derived else [])
+                call = seq(alt(*(split_tags(o, self.tags) for o in openers)), call, split_tags(block[1], self.tags))
+            return self.strip(call)
+
+        first = [one(name, schema, 0) for name, schema in offered]
+        later = [one(name, schema, _IndexProbe()) for name, schema in offered]
+        end = self.turn_end(first + later)
+        if end is not None:  # the completion stops at that token: the engine ends it, not the grammar
+            head = alt(*(seq(*_parts(node)[:-1]) for node in first))
+            rest = alt(*(seq(*_parts(node)[:-1]) for node in later))
+            return seq(head, Star(seq(end, self.nxt, rest)) if parallel else EMPTY, Opt(end))
+        return seq(alt(*first), Star(seq(self.nxt, alt(*later)))) if parallel else alt(*first)
+
+    def turn_end(self, messages: list[Node]) -> Node | None:
+        """The token every call message ends with, where it ends the completion (Harmony's
+        ``<|call|>``, a stop token: vLLM's xgrammar matcher never accepts a stop token as a
+        grammar token, it only lets the model stop where the grammar may end)."""
+        if not self.harmony:
+            return None
+        ends = {_parts(node)[-1] for node in messages}
+        end = ends.pop() if len(ends) == 1 else None
+        return end if isinstance(end, Tag) and self.example.text.endswith(end.literal) else None
+
+    def response(self, calls: Node | None, forced: bool, reasoning: bool) -> Node:
+        example = self.example
+        # Harmony's last message ends the turn with <|return|> (its say pair is how the
+        # message is written in a conversation: <|end|>)
+        if not example.say[0]:
+            final: Node = Text(self.excludes)
+        elif self.harmony:  # <|return|> ends the turn (a stop token, see turn_end): the engine may end it
+            final = self.strip(seq(split_tags(example.say[0], self.tags), Text(self.excludes),
+                                   Opt(split_tags("<|return|>", self.tags))))
+        else:
+            final = self.message(*example.say)
+        after: Node = EMPTY
+        if calls is not None and example.say[0] and example.calls:
+            # a format that answers after its calls (Beam): the worked example's answer
+            # message follows its first call's recipient
+            recipient = example.text.find("to=" + example.calls[0][0])
+            if recipient >= 0 and example.text.rfind(example.say[0]) > recipient:
+                after = Opt(seq(self.nxt, final))
+        if calls is None:
+            body = final
+        elif forced:
+            body = seq(calls, after)
+        else:
+            preamble = self.preamble()
+            before = Opt(seq(preamble, self.nxt)) if preamble is not None else EMPTY
+            body = alt(final, seq(before, calls, after))
+        if reasoning and example.think is not None:
+            return alt(seq(self.message(*example.think), self.nxt, body), body)
+        return body
+
+
+def _header_joiner(model: Any, example: Any) -> tuple[Node, Callable[[str], Node] | None]:
+    """Between two messages of a dialect with message headers (Inkling): the header-open tag
+    (optional); and, before a call, the header's text as the worked example writes it with
+    the call's name (``<|message_model|>get_weather``: the header names the tool; it is
+    empty before a thinking or text block). ``("", None)`` for other dialects."""
     ids = [i for i, role in getattr(model.dialect, "header_ids", {}).items() if role == "header"]
     if not ids:
-        return Lit("")
-    tag = Tag(model.table.literals[ids[0]], ids[0])
-    return Opt(seq(tag, Text(excludes)))
+        return EMPTY, None
+    literal = model.table.literals[ids[0]]
+    text, block = example.text, example.block
+    at = text.find(block[0]) if block is not None and block[0] else -1
+    start = text.rfind(literal, 0, at) if at >= 0 else -1
+    spelled = text[start + len(literal):at] if start >= 0 else ""
+    name = example.calls[0][0] if example.calls else ""
+    if not name or name not in spelled or literal in spelled:
+        return Opt(Tag(literal, ids[0])), None
+    return Opt(Tag(literal, ids[0])), lambda tool: Opt(Lit(spelled.replace(name, tool)))
 
 
 def _excludes(bound: Any, tags: Mapping[str, int]) -> tuple[str, ...]:
@@ -238,60 +362,27 @@ def _without(text: str, literals: Sequence[str]) -> str:
 
 
 def _calls(example: Any, block: Any, speller: ArgumentSpeller, offered: Sequence[tuple[str, dict[str, Any]]],
-           tags: Mapping[str, int], parallel: bool, harmony: bool, joiner: Node = EMPTY) -> Node:
+           tags: Mapping[str, int], parallel: bool, joiner: Node = EMPTY,
+           named: Callable[[str], Node] | None = None) -> Node:
     first = alt(*(speller.call(name, schema, 0) for name, schema in offered))
     later = alt(*(speller.call(name, schema, _IndexProbe()) for name, schema in offered))
-    if block is None or harmony:
-        if harmony:
-            first = _strip_next(first)
-            later = _strip_next(later)
-        more = seq(split_tags(HARMONY_NEXT, tags), later) if harmony else later
-        return seq(first, Star(more)) if parallel else first
+    if block is None:
+        return seq(first, Star(later)) if parallel else first
     open_, close = (split_tags(text, tags) for text in block)
     if example.block_per_call:
-        if example.call("f", [], 0).startswith("{"):  # a JSON payload: a newline may pad it
+        pad = example.call("f", [], 0).startswith("{")  # a JSON payload: a newline may pad it
+        if named is not None:  # a header before each block names its tool (Inkling)
+            def each(index: Any) -> Node:
+                return alt(*(seq(named(name), open_, Opt(Lit("\n")) if pad else EMPTY, speller.call(name, schema, index),
+                                 Opt(Lit("\n")) if pad else EMPTY, close) for name, schema in offered))
+
+            one, other = each(0), seq(joiner, each(_IndexProbe()))
+            return seq(one, Star(other)) if parallel else one
+        if pad:
             first, later = (seq(Opt(Lit("\n")), node, Opt(Lit("\n"))) for node in (first, later))
         one, other = seq(open_, first, close), seq(joiner, open_, later, close)
         return seq(one, Star(other)) if parallel else one
     return seq(open_, first, Star(later), close) if parallel else seq(open_, first, close)
-
-
-def _strip_next(node: Node) -> Node:
-    """A Harmony message without its leading ``<|start|>assistant`` (added between messages)."""
-    from .format import Seq, Tag
-
-    if isinstance(node, Alt):
-        return alt(*(_strip_next(item) for item in node.items))
-    if isinstance(node, Seq) and len(node.items) >= 2:
-        head, word = node.items[0], node.items[1]
-        if isinstance(head, Tag) and head.literal == "<|start|>" and isinstance(word, Lit) and word.text.startswith("assistant"):
-            return seq(Lit(word.text[len("assistant"):]), *node.items[2:])
-    return node
-
-
-def _harmony(example: Any, tags: Mapping[str, int], excludes: tuple[str, ...], calls: Node | None,
-             forced: bool, reasoning: bool) -> Node:
-    nxt = split_tags(HARMONY_NEXT, tags)
-
-    def message(pair: tuple[str, str]) -> Node:
-        open_, close = (split_tags(text, tags) for text in pair)
-        return _strip_next(seq(open_, Until(excludes, close)))
-
-    final = message((example.say[0], "<|return|>")) if example.say[0] else Text(excludes)
-    if calls is None:
-        body = final
-    elif forced:
-        body = calls
-    else:
-        # a preamble before the calls: the commentary message without a recipient
-        preamble = message((example.say[0].replace("<|channel|>final", "<|channel|>commentary"), example.say[1]))
-        after: Node = EMPTY
-        if example.text.rfind("<|channel|>final") > example.text.find(" to="):
-            after = Opt(seq(nxt, final))  # the format answers after its calls (Beam)
-        body = alt(final, seq(Opt(seq(preamble, nxt)), calls, after))
-    if reasoning and example.think is not None:
-        return alt(seq(message(example.think), nxt, body), body)
-    return body
 
 
 __all__ += ["Plus", "Int"]

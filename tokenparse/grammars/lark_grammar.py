@@ -95,6 +95,7 @@ class LarkRules(Rules):
     def sequence(self, items: tuple[Node, ...], depth: int = 0) -> Expr:
         # free text right before text: one lazy lexeme up to that text (the lexer is greedy);
         # an optional or alternative part after free text is distributed first (a few levels)
+        items = _joined_optional_text(items)
         out: list[Expr] = []
         for i, item in enumerate(items):
             nxt = items[i + 1] if i + 1 < len(items) else None
@@ -114,6 +115,20 @@ class LarkRules(Rules):
                     return ("seq", [*out, ("alt", branches)])
             out.append(self.lower(item))
         return ("seq", out)
+
+
+def _joined_optional_text(items: tuple[Node, ...]) -> tuple[Node, ...]:
+    """Optional text before text as one lexeme per choice (``("\n")? "<answer>"`` ->
+    ``"\n<answer>" | "<answer>"``): the lexer cannot end a short lexeme that free text
+    before it could also match and then take the literal after it (Hunyuan-A13B's
+    ``</think>\n<answer>``); one literal lexeme still matches where free text stops."""
+    out: list[Node] = []
+    for item in items:
+        if isinstance(item, Lit) and out and isinstance(out[-1], Opt) and isinstance(out[-1].item, Lit):
+            out[-1] = Alt((Lit(out[-1].item.text + item.text), item))
+            continue
+        out.append(item)
+    return tuple(out)
 
 
 def _flat(items: tuple[Node, ...]) -> tuple[Node, ...]:

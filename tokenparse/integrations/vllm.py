@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 from typing import Any
 
 from vllm.parser.parser_manager import ParserManager
@@ -161,6 +162,10 @@ def install() -> None:
             _ANNOUNCED.add((tool_parser_name, profile))
             how = "detected from the tokenizer" if tool_parser_name == AUTO_NAME else f"named by {tool_parser_name}"
             logger.info("tokenparse parses Chat Completions with profile %s (%s)", profile, how)
+            if os.environ.get("VLLM_XGRAMMAR_CACHE_MB", "").strip() != "0":
+                logger.warning("tokenparse constrains forced and strict tool calls with structural tags whose tags are "
+                               "token IDs; xgrammar 0.2.8's compiler cache can give a second tag the first one's "
+                               "tokens: start the server with VLLM_XGRAMMAR_CACHE_MB=0 (docs/grammars.md)")
         return parser_cls
 
     get_parser.__tokenparse_wraps__ = original  # type: ignore[attr-defined]

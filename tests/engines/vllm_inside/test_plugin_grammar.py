@@ -51,3 +51,28 @@ def _walk(node):
     elif isinstance(node, list):
         for value in node:
             yield from _walk(value)
+
+
+def test_every_profile_the_vocabulary_serves_gets_its_own_tag(qwen_tokenizer):
+    """``--tool-call-parser tokenparse-<profile>``: for every profile the Qwen3 vocabulary can
+    serve (its tags are Qwen3 tokens or text), required / named tool_choice and strict tools
+    get that profile's structural tag, not only where vLLM has one of its own."""
+    import tokenparse
+
+    served, refused = [], []
+    named = {"type": "function", "function": {"name": TOOLS[0]["function"]["name"]}}
+    strict = [dict(TOOLS[0], function={**TOOLS[0]["function"], "strict": True}), *TOOLS[1:]]
+    for profile in tokenparse.profile_names():
+        if profile == "gpt-oss":
+            continue  # Harmony: the test above, on its own vocabulary
+        try:
+            parser = get("tokenparse-" + profile, qwen_tokenizer)(qwen_tokenizer, TOOLS)
+        except (TypeError, ValueError, tokenparse.TokenParseError) as exc:
+            refused.append((profile, type(exc).__name__))
+            continue
+        model = parser._tp_model
+        for choice, tools in (("required", None), (named, None), ("auto", strict)):
+            req = parser.adjust_request(request(tool_choice=choice, **({"tools": tools} if tools else {})))
+            assert _tag(req) == model.structural_tag([t.model_dump() for t in req.tools], choice), (profile, choice)
+        served.append(profile)
+    assert len(served) >= 30, (served, refused)  # 34 of the 55 tag profiles at the time of writing
