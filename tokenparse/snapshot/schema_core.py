@@ -30,6 +30,7 @@ from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
 from .engine import Child, Existing, InstanceOnly, Schema, register, schema_of
 from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Record, Spec, Str, Tup
+from .rules import held_text
 
 NAT = Int(0)
 TEXT = Str()
@@ -38,6 +39,9 @@ TEXTS = List(TEXT)
 OPT_NAT = Opt(NAT)
 OPT_TEXT = Opt(TEXT)
 OPT_TEXTS = Opt(TEXTS)
+#: text a buffer holds back: within tokenparse.limits.MAX_HELD_CHARS
+HELD = TEXT.where(held_text())
+HELD_TEXTS = TEXTS.where(held_text())
 
 
 class KeptText(Spec):

@@ -1,0 +1,162 @@
+"""Invariants of restored state: the rules a field's value must keep with the other fields.
+
+A field's type and bounds (:mod:`.fields`) say what one value may be; a sealed snapshot can
+still hold values that are each well-typed but that the parser never reaches together (an
+index past its buffer's end, a state inconsistent with what it holds, a count that is not
+the length it counts, text longer than its cap). Such a field is declared with its rules
+next to it in the schema, ``"pos": NAT.where(at_most("_count"))``; the engine checks them
+once every field of the object is restored (rules may read the other fields and the
+objects the constructor made) and refuses the snapshot with ``SnapshotError`` naming the
+field (``reason="corrupt"``).
+
+A rule is a callable ``rule(obj, value) -> str | None``: ``None`` when the value is fine,
+else what is wrong, in a few words. The helpers below build the common ones; a rule may
+also be any function written in the schema modules (code, never data). Rules only read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .. import limits
+from .fields import Context, Spec
+
+__all__ = ["Rule", "Checked", "checked", "at_most", "at_least", "equals", "length_at_most", "held_cap", "only_when",
+           "each", "total_length", "items_in", "rule"]
+
+Rule = Callable[[Any, Any], "str | None"]
+
+
+@dataclass
+class Checked(Spec):
+    """A field type with rules checked against the restored object (see the module docstring)."""
+
+    inner: Spec
+    rules: tuple[Rule, ...]
+
+    def dump(self, value: Any, owner: Any, ctx: Context, where: str) -> Any:
+        return self.inner.dump(value, owner, ctx, where)
+
+    def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
+        return self.inner.load(data, owner, ctx, where)
+
+
+def checked(spec: Spec) -> tuple[Spec, tuple[Rule, ...]]:
+    """``(the field type, its rules)`` of a schema entry."""
+    return (spec.inner, spec.rules) if isinstance(spec, Checked) else (spec, ())
+
+
+def _where(self: Spec, *rules: Rule) -> Checked:
+    """``spec.where(rule, ...)``: this field type, with rules over the restored object."""
+    if isinstance(self, Checked):
+        return Checked(self.inner, self.rules + rules)
+    return Checked(self, rules)
+
+
+Spec.where = _where  # type: ignore[attr-defined]
+
+
+def rule(test: Callable[[Any, Any], bool], what: str) -> Rule:
+    """A rule from a predicate ``test(obj, value)`` and what it requires."""
+    return lambda obj, value: None if test(obj, value) else what
+
+
+def _size(obj: Any, ref: Any) -> int:
+    """``ref`` read on ``obj``: an int as is; a sized attribute's length; a callable's result."""
+    if callable(ref):
+        return ref(obj)
+    if type(ref) is int:
+        return ref
+    value = getattr(obj, ref)
+    return value if type(value) is int else len(value)
+
+
+def _ref_name(ref: Any) -> str:
+    return ref if type(ref) is str else getattr(ref, "__doc__", None) or "its bound"
+
+
+def at_most(ref: Any) -> Rule:
+    """``value <= ref`` (``ref``: an attribute name, an int, or ``f(obj)``); ``None`` passes.
+    For an attribute holding a list or string, its length."""
+    def check(obj: Any, value: Any) -> str | None:
+        return None if value is None or value <= _size(obj, ref) else f"{value} is past {_ref_name(ref)}"
+    return check
+
+
+def at_least(ref: Any) -> Rule:
+    """``value >= ref``; ``None`` passes."""
+    def check(obj: Any, value: Any) -> str | None:
+        return None if value is None or value >= _size(obj, ref) else f"{value} is before {_ref_name(ref)}"
+    return check
+
+
+def equals(ref: Any) -> Rule:
+    """``value == ref`` (a count that is the length of a list, say)."""
+    def check(obj: Any, value: Any) -> str | None:
+        expected = _size(obj, ref)
+        return None if value == expected else f"{value} where {_ref_name(ref)} gives {expected}"
+    return check
+
+
+def length_at_most(ref: Any) -> Rule:
+    """``len(value) <= ref``; ``None`` passes."""
+    def check(obj: Any, value: Any) -> str | None:
+        return None if value is None or len(value) <= _size(obj, ref) else f"{len(value)} items, more than {_ref_name(ref)}"
+    return check
+
+
+def total_length(value: Any) -> int:
+    """Characters in a text or a list of texts (``None``: 0)."""
+    if value is None:
+        return 0
+    return len(value) if type(value) is str else sum(len(part) for part in value)
+
+
+def held_cap(obj: Any = None) -> int:
+    """``tokenparse.limits.MAX_HELD_CHARS`` as set now: no buffer holds more."""
+    return limits.MAX_HELD_CHARS
+
+
+held_cap.__doc__ = "limits.MAX_HELD_CHARS"
+
+
+def held_text() -> Rule:
+    """Held text (a string or a list of strings) within ``limits.MAX_HELD_CHARS``."""
+    def check(obj: Any, value: Any) -> str | None:
+        n = total_length(value)
+        return None if n <= limits.MAX_HELD_CHARS else f"{n} characters held, over limits.MAX_HELD_CHARS"
+    return check
+
+
+def only_when(condition: Callable[[Any], bool], what: str, empty: Iterable[Any] = (None, "", [], False, 0)) -> Rule:
+    """The value is empty (one of ``empty``) unless ``condition(obj)``: state that exists only
+    in some states (an escape pending only inside a string)."""
+    blanks = tuple(empty)
+
+    def check(obj: Any, value: Any) -> str | None:
+        if condition(obj) or any(value is b or (type(value) is type(b) and value == b) for b in blanks):
+            return None
+        return f"set while not {what}"
+    return check
+
+
+def each(item_rule: Rule) -> Rule:
+    """``item_rule`` for every item of a list value."""
+    def check(obj: Any, value: Any) -> str | None:
+        for k, item in enumerate(value or ()):
+            problem = item_rule(obj, item)
+            if problem is not None:
+                return f"item {k}: {problem}"
+        return None
+    return check
+
+
+def items_in(ref: Any) -> Rule:
+    """Every item of the value is an index into ``ref`` (an attribute's list or a length)."""
+    def check(obj: Any, value: Any) -> str | None:
+        n = _size(obj, ref)
+        for k, item in enumerate(value or ()):
+            if not 0 <= item < n:
+                return f"item {k} ({item}) is not an index of {_ref_name(ref)}"
+        return None
+    return check
