@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import limits
 from ..assembly import Assembler, _Call, _Kept
 from ..channels.harmony import HarmonyDecoder
 from ..channels.harmony_messages import BETWEEN as H_BETWEEN
@@ -30,7 +31,7 @@ from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
 from .engine import Child, Existing, InstanceOnly, Schema, register, schema_of
 from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Record, Spec, Str, Tup
-from .rules import held_text
+from .rules import at_most, each, held_cap, held_text, length_at_most, only_when, rule
 
 NAT = Int(0)
 TEXT = Str()
@@ -143,13 +144,30 @@ def _check_log(log: Any) -> None:
             raise SnapshotError(f"snapshot field log.dropped[{code!r:.40}]: not an entry of the log")
 
 
+# -- rules (see .rules): values each well-typed, together a state the parser reaches --------
+_HELD_COUNT = NAT.where(at_most(held_cap))
+_CONSUMED = at_most("consumed_tokens")
+_PENDING_IDS = rule(lambda o, v: len(v) <= limits.MAX_PENDING_IDS, "more IDs than limits.MAX_PENDING_IDS")
+_DROPPED = rule(lambda o, v: v is None or (len(v) >= 1 and o._call is None), "a dropped call while a call is open")
+_KEPT_PER_CODE = rule(lambda o, v: all(n <= limits.MAX_DIAGNOSTICS_PER_KIND for n in v.values()),
+                      "more kept diagnostics than limits.MAX_DIAGNOSTICS_PER_KIND")
+_KEPT_CHARS = rule(lambda o, v: v <= limits.MAX_DIAGNOSTIC_TEXT_CHARS, "over limits.MAX_DIAGNOSTIC_TEXT_CHARS")
+_AT_POS = at_most("pos")
+_HELD_BODY = rule(lambda o, v: (o.state is H_HELD) == bool(v) and all(p <= o.pos and n >= 1 for p, _, _, n in v),
+                  "held tokens that do not match the decoder's state and position")
+_HELD_BODY_COUNT = rule(lambda o, v: v == sum(n for _, _, _, n in o._held_body), "not the number of held tokens")
+_HDR_TOKENS = at_most(lambda o: o._max_header_tokens)
+_HELD_IDS = rule(lambda o, v: not v or (len(v) <= 48 and o.state is H_BETWEEN), "held IDs outside a boundary")
+_MODE_POS = at_most("pos")
+
+
 DIAGNOSTIC = Record(Diagnostic, {"code": NAME, "message": TEXT, "position": OPT_NAT, "text": OPT_TEXT})
 _MODES = Enum(CONTENT, REASONING, TOOL)
 
 register(
     Schema("log", (DiagnosticLog,), {
-        "items": List(DIAGNOSTIC), "position_hint": OPT_NAT, "count": NAT,
-        "kept": Pairs(NAME, NAT), "kept_chars": NAT,
+        "items": List(DIAGNOSTIC), "position_hint": OPT_NAT, "count": NAT.where(rule(lambda o, v: v >= len(o.items), "fewer than the diagnostics kept")),
+        "kept": Pairs(NAME, NAT).where(_KEPT_PER_CODE), "kept_chars": NAT.where(_KEPT_CHARS),
         "dropped": Pairs(NAME, List(NAT, 3)),  # code -> [index in items, count, characters]
     }, derived=frozenset({"strict", "listener"}), after=_check_log),
     Schema("assembler", (Assembler,), {
@@ -158,14 +176,14 @@ register(
         "_call": CallRef(),
         "_content": KeptText("_content"),
         "_reasoning": KeptText("_reasoning"),
-        "_reasoning_tokens": NAT,
-        "_dropped": OPT_TEXTS,
-        "_dropped_pos": OPT_NAT,
-        "_dropped_chars": NAT,
+        "_reasoning_tokens": NAT.where(_CONSUMED),
+        "_dropped": OPT_TEXTS.where(_DROPPED, held_text()),
+        "_dropped_pos": OPT_NAT.where(_CONSUMED),
+        "_dropped_chars": _HELD_COUNT,
         "_dropped_capped": Bool(),
         "_run_kind": Int(0, 0),  # between steps no run is open (take() ends it)...
         "_runs": Empty(),
-        "_pending_ids": List(NAT),
+        "_pending_ids": List(NAT).where(_PENDING_IDS),
         "consumed_tokens": NAT,
     }, derived=frozenset({"_tools", "_log", "_new_id", "_keep",
                           "_run_text", "_run_parts", "_run_items"}),  # ...so these are stale: reset
@@ -175,24 +193,24 @@ register(
         "args": KeptText("args"), "has_args": Bool(),
     }),
     Schema("utf8", (Utf8Stream,), {"held": Bytes(4)}),
-    Schema("held_text", (HeldText,), {"_parts": TEXTS, "_chunks": TEXTS, "_chars": NAT},
+    Schema("held_text", (HeldText,), {"_parts": HELD_TEXTS, "_chunks": HELD_TEXTS, "_chars": _HELD_COUNT},
            derived=frozenset({"_log", "_message", "code", "release"})),
     Schema("harmony.decoder", (HarmonyDecoder,), {
         "pos": NAT,
         "state": Enum(H_HEADER, H_CONTENT, H_BETWEEN, H_HELD),
         "_hdr_reported": TEXTS,
-        "_held_body": List(Tup((NAT, Opt(NAT), Bytes(), NAT)), max=4096),
-        "_held_count": NAT,
-        "_replaying": Bool(),
+        "_held_body": List(Tup((NAT, Opt(NAT), Bytes(), NAT)), max=4096).where(_HELD_BODY),
+        "_held_count": NAT.where(_HELD_BODY_COUNT),
+        "_replaying": Bool().where(only_when(lambda o: False, "inside a step")),
         "_returned": Bool(),
         "_dup_channel_reported": Bool(),
         "_opened": Opt(Tup((OPT_TEXT, OPT_TEXT, OPT_TEXT))),
         "_hdr_parts": List(List(Bytes()), max=3),
         "_hdr_part": Int(0, 2),
-        "_hdr_tokens": NAT,
-        "_hdr_start": NAT,
+        "_hdr_tokens": NAT.where(_HDR_TOKENS),
+        "_hdr_start": NAT.where(_AT_POS),
         "_hdr_explicit": Bool(),
-        "_held": InstanceOnly(List(NAT)),
+        "_held": InstanceOnly(List(NAT)).where(_HELD_IDS),
         "_utf8": Existing(),
         "_sink": Existing(),
     }, derived=frozenset({"_header_cache", "_boundary_cache", "_non_text", "_pieces", "_piece_at", "_table", "_t",
@@ -211,13 +229,13 @@ register(
         "_return_mode": _MODES,
         "_segment_open": Bool(),
         "_segment_has_text": Bool(),
-        "_mode_start": NAT,
+        "_mode_start": NAT.where(_MODE_POS),
         "_finished": Bool(),
         "_direct": Bool(),
         "_wrapped": Bool(),
         "_started": Bool(),
-        "_held": TEXT,
-        "_held_pos": NAT,
+        "_held": HELD,
+        "_held_pos": NAT.where(_MODE_POS),
         "_untranslate": Choice({"plain": lambda o: o._b.untranslate, "tool": lambda o: o._tool_untranslate,
                                 "none": lambda o: None}),
         "_utf8": Existing(),

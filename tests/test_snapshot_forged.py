@@ -1,0 +1,192 @@
+"""Forged snapshots sealed with the right key (a leaked key, a bug elsewhere): mutation fuzzing.
+
+Valid snapshots of several profiles (gpt-oss, tag families, JSON, XML, pythonic and marked
+payloads), taken at several cut points from lenient and strict parsers, are mutated, in
+their structure (fields deleted, items duplicated, values of other types) and in their
+values (well-typed but forged: an index past its buffer, a count that is not the length it
+counts, a state that does not match what is held, text over its cap), resealed with the key,
+resumed, and fed the rest of the stream in steps of several sizes. The only outcomes allowed:
+
+- ``SnapshotError`` at resume (``reason="corrupt"`` naming the field, or ``"request"`` for a
+  call to a tool the request does not allow), or
+- a parse that raises nothing but tokenparse's typed errors (``TokenParseError``) in strict
+  mode and nothing at all in lenient mode (a forged ``state`` of ``finished`` / ``error``
+  makes ``feed`` a ``ParserStateError``, as for any parser in that state), that emits no
+  call to a tool outside ``tools``, within a memory bound.
+"""
+from __future__ import annotations
+
+import copy
+import tracemalloc
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_adapters_dialects import OFFERED, load_example
+from test_snapshot_security import KEY, NAMES, TEXT, reseal, shared_state, unseal
+
+import tokenparse
+from tokenparse import ParserStateError, SnapshotError, TokenParseError
+
+#: gpt-oss, tag families with JSON (qwen3, llama3), XML (qwen3-coder, glm-4.5, minimax-m2),
+#: marked (deepseek-v3.1, kimi-k2), bracketed (mistral), pythonic and Gemma payloads
+PROFILES = ("gpt-oss", "qwen3", "qwen3-coder", "deepseek-v3.1", "kimi-k2", "pythonic", "mistral", "glm-4.5", "llama3",
+            "minimax-m2", "minimax-m3", "gemma4")
+#: what one resumed parse may allocate at most (the examples are a few hundred tokens)
+MEMORY_BOUND = 32 << 20
+
+
+@pytest.fixture(scope="module")
+def corpus(encode_harmony):
+    """(profile, model, ids, cut, valid snapshot) for lenient and strict parsers."""
+    out = []
+    for name in PROFILES:
+        model, ids = (tokenparse.load("gpt-oss"), encode_harmony(TEXT)) if name == "gpt-oss" else load_example(name)
+        for cut in sorted({1, len(ids) // 5, len(ids) // 3, len(ids) // 2, 2 * len(ids) // 3, len(ids) - 2}):
+            for strict in (False, True):
+                parser = model.parser(tools=OFFERED, strict=strict)
+                try:
+                    parser.feed(ids[:cut])
+                except TokenParseError:
+                    continue
+                out.append((name, model, ids, cut, parser.snapshot(key=KEY)))
+    return out
+
+
+def _leaves(value, path=()):
+    """Paths to every value but the schema tags, lists included."""
+    if type(value) is dict:
+        for k, v in value.items():
+            if k != "@":
+                yield from _leaves(v, path + (k,))
+    else:
+        yield path
+        if type(value) is list:
+            for k, v in enumerate(value):
+                yield from _leaves(v, path + (k,))
+
+
+def _forged(data, value):
+    """A well-typed value next to ``value``: what a forger with the key would try."""
+    kind = type(value)
+    if kind is bool:
+        return not value
+    if kind is int:
+        return data.draw(st.one_of(st.sampled_from([0, 1, -1, value - 1, value + 1, value + 7, 2 * value + 3, 255, 4096,
+                                                    1 << 20, 1 << 40, -(1 << 40)]), st.integers(-5, 600)))
+    if kind is str:
+        return data.draw(st.one_of(st.sampled_from(["", value + "x", value[: len(value) // 2], value * 3, "x" * 5000,
+                                                    "\\", '"', "{", "<", "\ud800", "\\u00", "tr", "-1"]),
+                                   st.text(max_size=12)))
+    if value is None:
+        return data.draw(st.sampled_from([0, 1, 7, "", "x", [], [0], [""], False, True]))
+    if kind is list:
+        items = list(value)
+        action = data.draw(st.sampled_from(["clear", "drop", "dup", "extend", "reverse"]))
+        if action == "clear":
+            return []
+        if action == "drop" and items:
+            items.pop(data.draw(st.integers(0, len(items) - 1)))
+        elif action == "dup" and items:
+            items.append(copy.deepcopy(items[data.draw(st.integers(0, len(items) - 1))]))
+        elif action == "extend":
+            items += copy.deepcopy(items) + [data.draw(st.sampled_from([0, 3, "", True, None]))]
+        else:
+            items.reverse()
+        return items
+    return value
+
+
+def _structural(data):
+    return data.draw(st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.text(max_size=40),
+        st.sampled_from(["content", "reasoning", "tool", "HEADER", "CONTENT", "grammar", "pending", "value", "f", "b",
+                         "xml", "json.envelope", "update", "__class__", "os.system"]),
+        st.lists(st.one_of(st.integers(-3, 300), st.text(max_size=8), st.none()), max_size=5),
+        st.dictionaries(st.sampled_from(["@", "pos", "state", "_held", "x"]), st.integers(0, 5), max_size=3),
+    ))
+
+
+def _mutate(data, state, structural):
+    mutated = copy.deepcopy(state)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from([p for p in _leaves(mutated) if p]))
+        parent = mutated
+        for step in path[:-1]:
+            parent = parent[step]
+        if not structural:
+            parent[path[-1]] = _forged(data, parent[path[-1]])
+            continue
+        action = data.draw(st.sampled_from(["set", "delete", "dup"]))
+        if action == "delete" and type(parent) is dict:
+            del parent[path[-1]]
+        elif action == "dup" and type(parent) is list:
+            parent.insert(path[-1], copy.deepcopy(parent[path[-1]]))
+        else:
+            parent[path[-1]] = _structural(data)
+    return mutated
+
+
+def check_outcome(model, ids, cut, forged, step):
+    """Resume ``forged`` and feed the rest in steps of ``step``: the allowed outcomes only."""
+    try:
+        parser = model.resume(forged, key=KEY, tools=OFFERED)
+    except SnapshotError as error:
+        assert error.reason in ("corrupt", "request"), error
+        assert error.reason != "corrupt" or str(error).startswith("snapshot"), error
+        return "refused"
+    deltas = []
+    tracemalloc.start()
+    try:
+        try:
+            for i in range(cut, len(ids), step):
+                deltas += parser.feed(ids[i : i + step])
+            deltas += parser.finish()
+            if parser.keep_result:
+                parser.result()
+        except ParserStateError:
+            assert parser.state != "OPEN" or parser.strict, "a lenient open parser raised ParserStateError"
+        except TokenParseError:
+            assert parser.strict, "a lenient parser raised"
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < MEMORY_BOUND, peak
+    names = {c.function.name for d in deltas for c in d.tool_calls if c.function and c.function.name}
+    assert names <= NAMES, names
+    return "parsed"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_forged_values_resealed_with_the_key(corpus, data):
+    """Well-typed forged values: refused at resume, or a parse with typed errors only."""
+    name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
+    forged = reseal(good, _mutate(data, unseal(good)[1], structural=False))
+    check_outcome(model, ids, cut, forged, data.draw(st.sampled_from([1, 2, 3, 7, 1000])))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_mutated_structure_resealed_with_the_key(corpus, data):
+    """Fields deleted, items duplicated, values of other types: the same outcomes."""
+    name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
+    forged = reseal(good, _mutate(data, unseal(good)[1], structural=True))
+    check_outcome(model, ids, cut, forged, data.draw(st.sampled_from([1, 3, 1000])))
+
+
+def test_forged_values_leave_shared_state_alone(corpus):
+    """A sample of forged snapshots per profile: the model and the process are unchanged."""
+    for name, model, ids, cut, good in corpus[::5]:
+        before = shared_state(model)
+        _, state = unseal(good)
+        for path in [p for p in _leaves(state) if p][::7]:
+            forged = copy.deepcopy(state)
+            parent = forged
+            for step in path[:-1]:
+                parent = parent[step]
+            value = parent[path[-1]]
+            parent[path[-1]] = (value + 1000) if type(value) is int else value
+            check_outcome(model, ids, cut, reseal(good, forged), 3)
+        after = shared_state(model)
+        assert after[:4] == before[:4], name
