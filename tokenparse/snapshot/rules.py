@@ -160,3 +160,20 @@ def items_in(ref: Any) -> Rule:
                 return f"item {k} ({item}) is not an index of {_ref_name(ref)}"
         return None
     return check
+
+
+def needs(field: str, *states: Any, unless: Callable[[Any], bool] | None = None) -> Rule:
+    """A state rule: in any of ``states`` the object holds ``field`` (not ``None``, not empty),
+    except when ``unless(obj)``: the code reads it there without checking."""
+    def check(obj: Any, value: Any) -> str | None:
+        if value in states and (unless is None or not unless(obj)):
+            held = getattr(obj, field, None)
+            if held is None or (type(held) in (list, str) and not held):
+                return f"state {value!r} without {field}"
+        return None
+    return check
+
+
+def one_of(*allowed: Any) -> Rule:
+    """The value is one of ``allowed`` (a string field with a closed set of values)."""
+    return rule(lambda obj, value: value in allowed, f"expected one of {allowed!r:.80}")

@@ -161,6 +161,20 @@ _HELD_IDS = rule(lambda o, v: not v or (len(v) <= 48 and o.state is H_BETWEEN), 
 _MODE_POS = at_most("pos")
 
 
+def _router_text(router: Any, value: Any) -> str | None:
+    """The tag router's bound text target holds what it reads without checking."""
+    needs = {"_watch_bare": router._bare_open is not None, "_header_text": router._header is not None,
+             "_text_after_block": router._separator is not None,
+             "_probe_text": router._probe is not None and router._detect_call is not None,
+             "_plain_tool_text": router._grammar is not None and bool(router._tool_plain)}
+    name = getattr(value, "__name__", "")
+    return None if needs.get(name, True) else f"{name.lstrip('_')} without the state it reads"
+
+
+_PROBE = rule(lambda o, v: v is None or o._detect_call is not None, "a probe for a dialect that has none")
+_NONEMPTY = rule(lambda o, v: v is None or len(v) >= 1, "an empty list where held text starts it")
+
+
 DIAGNOSTIC = Record(Diagnostic, {"code": NAME, "message": TEXT, "position": OPT_NAT, "text": OPT_TEXT})
 _MODES = Enum(CONTENT, REASONING, TOOL)
 
@@ -246,12 +260,12 @@ register(
         "_channel": Opt(_MODES),
         "_span_start": OPT_NAT,
         "_separator": OPT_TEXTS,
-        "_separator_chars": NAT,
+        "_separator_chars": _HELD_COUNT,
         "_implicit_block": Bool(),
-        "_probe": OPT_TEXTS,
+        "_probe": OPT_TEXTS.where(_PROBE, held_text()),
         "_plain_held": TEXT,
-        "_bare": OPT_TEXTS,
-        "_bare_chars": NAT,
+        "_bare": OPT_TEXTS.where(_NONEMPTY, held_text()),
+        "_bare_chars": _HELD_COUNT,
         "_header": OPT_TEXTS,
         "_call_header": Opt(NAME),
         "_route": Opt(Enum(REASONING, TOOL)),
@@ -260,13 +274,13 @@ register(
         "_header_check": Opt(Child(lambda router, data: HeaderNameCheck(router._out, ""))),
         "_grammar": Opt(Child(_new_grammar)),
         "_target": Choice({"content": lambda o: o._out.content, "reasoning": lambda o: o._out.reasoning,
-                           "bare": lambda o: o._watch_bare}),
+                           "bare": lambda o: o._watch_bare}).where(_router_text),
         "text": Choice({
             "content": lambda o: o._out.content, "reasoning": lambda o: o._out.reasoning,
             "bare": lambda o: o._watch_bare, "header": lambda o: o._header_text,
             "after_block": lambda o: o._text_after_block, "probe": lambda o: o._probe_text,
             "plain_tool": lambda o: o._plain_tool_text, "grammar": lambda o: o._grammar.text,
-        }),
+        }).where(_router_text),
     }, derived=frozenset({"_log", "_tools", "_grammar_factory", "_tool_open", "_tool_close", "_tool_ends_reasoning",
                           "_detect_call", "tool_untranslate", "_tool_plain", "_bare_open", "_recipients"})),
     Schema("tags.header_check", (HeaderNameCheck,), {"header": NAME, "matched": Bool()}, derived=frozenset({"_out"})),

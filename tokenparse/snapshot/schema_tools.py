@@ -7,6 +7,7 @@ grammar itself calls, with the grammar's wiring.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import SnapshotError
@@ -15,6 +16,12 @@ from ..json.errors import JsonLimitError, JsonStreamError
 from ..json.scanner import JsonValueScanner
 from ..json.scanner_cuts import STRING_STOP, STRING_STOP_LENIENT
 from ..limits import max_held_chars
+from ..tools import _calls as marked
+from ..tools import gemma as gemma_states
+from ..tools import minimax_m3 as m3_states
+from ..tools import mistral as mistral_states
+from ..tools import name_keyed as name_keyed_states
+from ..tools import pythonic as pythonic_states
 from ..tools.choice import DotsGrammar
 from ..tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
 from ..tools.dsml import DsmlGrammar
@@ -66,7 +73,7 @@ from ..tools.xtml import KimiK3Grammar
 from .checks_json import reader_offsets, reader_parts_replay, scanner_reachable
 from .engine import Child, Existing, Poly, Schema, register
 from .fields import Bool, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Plain, Spec, Str, Tup
-from .rules import at_most, each, held_cap, rule
+from .rules import at_most, each, held_cap, needs, one_of, only_when, rule
 from .schema_core import HELD, HELD_TEXTS, NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
 
 _WIRING = frozenset({"_out", "_log", "_tools"})
@@ -89,6 +96,8 @@ def _closer(x: Any, closers: str) -> bool:
     return type(x) is str and len(x) == 1 and x in closers
 
 
+_PY_ESCAPE = rule(lambda o, v: re.fullmatch(r"(\\(x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{0,2}))?", v)
+                  is not None, "not the start of an escape")
 _FOUND = rule(lambda o, v: all(len(hit) == 2 and -1 <= hit[1] <= len(o._buf) and 0 <= hit[0] <= len(o._buf)
                                for hit in v.values()), "a cached search outside the buffer")
 _PENDING = Opt(Tup((NAME, Opt(NAME), OPT_NAT)))
@@ -218,7 +227,7 @@ _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTa
         KimiK3Grammar)
 
 _MARKED_FIELDS = {
-    "_state": Int(0, 15),
+    "_state": Int(0, 15).where(needs("_args", marked.ARGS)),
     "_chars": NAT,
     "_args": Opt(Child(_json_args)),
     "_open_call": Bool(),
@@ -244,8 +253,11 @@ _ENVELOPE_FIELDS = {
 }
 _ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set", "name_keys", "args_keys"})
 _GEMMA_FIELDS = {
-    "_state": Int(0, 3), "_head": TEXTS, "_head_len": NAT, "_stack": List(Plain(1)).where(_frame("}]", 4, 3)), "_in_string": Bool(),
-    "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(), "_maybe_quote": TEXT, "_emitted": TEXTS,
+    "_state": Int(0, 3).where(needs("_stack", gemma_states.BODY)), "_head": TEXTS, "_head_len": NAT,
+    "_stack": List(Plain(1)).where(_frame("}]", 4, 3)), "_in_string": Bool(),
+    "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(),
+    "_maybe_quote": TEXT.where(rule(lambda o, v: len(v) < len(o.quote) and o.quote.startswith(v), "not a quote's prefix")),
+    "_emitted": TEXTS,
     "_open_call": Bool(), "_stray": Existing(), "_fail_reason": OPT_TEXT,
 }
 
@@ -263,26 +275,28 @@ register(
     Schema("json.envelope.internlm2", (InternLM2Grammar,), {**_ENVELOPE_FIELDS, "_code": TEXTS, "_kind": Opt(NAME)},
            derived=_ENVELOPE_DERIVED),
     Schema("mistral", (MistralGrammar,), {
-        "_state": Int(0, 6), "_name": TEXTS, "_name_len": NAT, "_call_id": TEXTS, "_args": Opt(Child(_json_args)),
+        "_state": Int(0, 6).where(needs("_args", mistral_states._M_ARGS, unless=lambda o: o._verbatim is not None),
+                                 needs("_envelope", mistral_states._M_ENVELOPE)), "_name": TEXTS, "_name_len": NAT, "_call_id": TEXTS, "_args": Opt(Child(_json_args)),
         "_envelope": Opt(Child(lambda g, data: JsonEnvelopeGrammar(g._out, g._log))), "_stray": Existing(),
         "_fail_reason": OPT_TEXT, "_pending": _PENDING, "_verbatim": OPT_TEXT,
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("name_keyed", (NameKeyedJsonGrammar,), {
-        "_state": Int(0, 5), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
+        "_state": Int(0, 5).where(needs("_args", name_keyed_states.ARGS)), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
         "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("gemma", (Gemma4Grammar, FunctionGemmaGrammar), _GEMMA_FIELDS, derived=frozenset({"_out", "_log"})),
     Schema("minimax_m3", (MiniMaxM3Grammar,), {
-        "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
-        "_held": NAT, "_stray": Existing(), "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
+        "_state": Int(0, 4).where(needs("_stack", m3_states.ELEMENT)), "_buf": HELD, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
+        "_held": _HELD_COUNT, "_stray": Existing(), "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
     }, derived=_WIRING),
     Schema("pythonic", (PythonicGrammar,), {
-        "_state": Int(0, 8), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
+        "_state": Int(0, 8).where(needs("_value", pythonic_states.VALUE)), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
         "_args_out": TEXTS, "_value": Opt(Child(lambda g, data: PyLiteral(g._args_out.append))),
         "_first_arg": Bool(), "_open_call": Bool(), "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log"})),
     Schema("pyliteral", (PyLiteral,), {
-        "_stack": List(Plain(1), max=4096).where(_frame("]})", 4, 4)), "_quote": Str(1), "_escape": Str(16), "_word": TEXT, "_key_word": Bool(),
+        "_stack": List(Plain(1), max=4096).where(_frame("]})", 4, 4)), "_quote": Str(1).where(one_of("", "'", '"')),
+        "_escape": Str(16).where(only_when(lambda o: bool(o._quote), "inside a string"), _PY_ESCAPE), "_word": TEXT, "_key_word": Bool(),
         "done": Bool(),
     }, derived=frozenset({"_emit"})),
     Schema("choice.dots", (DotsGrammar,), {
