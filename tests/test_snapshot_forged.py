@@ -66,7 +66,30 @@ def _leaves(value, path=()):
                 yield from _leaves(v, path + (k,))
 
 
-def _forged(data, value):
+_POOL: dict[int, list[str]] = {}
+
+
+def _pool(corpus):
+    """Short strings seen in the corpus's snapshots (state names, modes, choices, tags' text):
+    the values a forger swaps for one another."""
+    key = id(corpus)
+    if key not in _POOL:
+        found = set()
+        for *_, good in corpus:
+            stack = [unseal(good)[1]]
+            while stack:
+                value = stack.pop()
+                if type(value) is dict:
+                    stack.extend(v for k, v in value.items() if k != "@")
+                elif type(value) is list:
+                    stack.extend(value)
+                elif type(value) is str and len(value) <= 24:
+                    found.add(value)
+        _POOL[key] = sorted(found)
+    return _POOL[key]
+
+
+def _forged(data, value, pool):
     """A well-typed value next to ``value``: what a forger with the key would try."""
     kind = type(value)
     if kind is bool:
@@ -77,9 +100,9 @@ def _forged(data, value):
     if kind is str:
         return data.draw(st.one_of(st.sampled_from(["", value + "x", value[: len(value) // 2], value * 3, "x" * 5000,
                                                     "\\", '"', "{", "<", "\ud800", "\\u00", "tr", "-1"]),
-                                   st.text(max_size=12)))
+                                   st.sampled_from(pool), st.text(max_size=12)))
     if value is None:
-        return data.draw(st.sampled_from([0, 1, 7, "", "x", [], [0], [""], False, True]))
+        return data.draw(st.one_of(st.sampled_from([0, 1, 7, "", "x", [], [0], [""], False, True]), st.sampled_from(pool)))
     if kind is list:
         items = list(value)
         action = data.draw(st.sampled_from(["clear", "drop", "dup", "extend", "reverse"]))
@@ -107,7 +130,7 @@ def _structural(data):
     ))
 
 
-def _mutate(data, state, structural):
+def _mutate(data, state, structural, pool=("",)):
     mutated = copy.deepcopy(state)
     for _ in range(data.draw(st.integers(1, 3))):
         path = data.draw(st.sampled_from([p for p in _leaves(mutated) if p]))
@@ -115,7 +138,7 @@ def _mutate(data, state, structural):
         for step in path[:-1]:
             parent = parent[step]
         if not structural:
-            parent[path[-1]] = _forged(data, parent[path[-1]])
+            parent[path[-1]] = _forged(data, parent[path[-1]], pool)
             continue
         action = data.draw(st.sampled_from(["set", "delete", "dup"]))
         if action == "delete" and type(parent) is dict:
@@ -157,16 +180,16 @@ def check_outcome(model, ids, cut, forged, step):
     return "parsed"
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_forged_values_resealed_with_the_key(corpus, data):
     """Well-typed forged values: refused at resume, or a parse with typed errors only."""
     name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
-    forged = reseal(good, _mutate(data, unseal(good)[1], structural=False))
+    forged = reseal(good, _mutate(data, unseal(good)[1], structural=False, pool=_pool(corpus)))
     check_outcome(model, ids, cut, forged, data.draw(st.sampled_from([1, 2, 3, 7, 1000])))
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_mutated_structure_resealed_with_the_key(corpus, data):
     """Fields deleted, items duplicated, values of other types: the same outcomes."""

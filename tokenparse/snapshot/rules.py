@@ -15,11 +15,10 @@ also be any function written in the schema modules (code, never data). Rules onl
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .. import limits
-from .fields import Context, Spec
+from .fields import Checked, Spec
 
 __all__ = ["Rule", "Checked", "checked", "at_most", "at_least", "equals", "length_at_most", "held_cap", "only_when",
            "each", "total_length", "items_in", "rule"]
@@ -27,33 +26,9 @@ __all__ = ["Rule", "Checked", "checked", "at_most", "at_least", "equals", "lengt
 Rule = Callable[[Any, Any], "str | None"]
 
 
-@dataclass
-class Checked(Spec):
-    """A field type with rules checked against the restored object (see the module docstring)."""
-
-    inner: Spec
-    rules: tuple[Rule, ...]
-
-    def dump(self, value: Any, owner: Any, ctx: Context, where: str) -> Any:
-        return self.inner.dump(value, owner, ctx, where)
-
-    def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
-        return self.inner.load(data, owner, ctx, where)
-
-
 def checked(spec: Spec) -> tuple[Spec, tuple[Rule, ...]]:
     """``(the field type, its rules)`` of a schema entry."""
     return (spec.inner, spec.rules) if isinstance(spec, Checked) else (spec, ())
-
-
-def _where(self: Spec, *rules: Rule) -> Checked:
-    """``spec.where(rule, ...)``: this field type, with rules over the restored object."""
-    if isinstance(self, Checked):
-        return Checked(self.inner, self.rules + rules)
-    return Checked(self, rules)
-
-
-Spec.where = _where  # type: ignore[attr-defined]
 
 
 def rule(test: Callable[[Any, Any], bool], what: str) -> Rule:

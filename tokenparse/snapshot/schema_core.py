@@ -31,7 +31,7 @@ from ..routing.tags import TagRouter
 from ..tokenizers.table import Utf8Stream
 from .engine import Child, Existing, InstanceOnly, Schema, register, schema_of
 from .fields import Bool, Bytes, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Record, Spec, Str, Tup
-from .rules import at_most, each, held_cap, held_text, length_at_most, only_when, rule
+from .rules import at_most, held_cap, held_text, only_when, rule
 
 NAT = Int(0)
 TEXT = Str()
@@ -153,6 +153,8 @@ _KEPT_PER_CODE = rule(lambda o, v: all(n <= limits.MAX_DIAGNOSTICS_PER_KIND for 
                       "more kept diagnostics than limits.MAX_DIAGNOSTICS_PER_KIND")
 _KEPT_CHARS = rule(lambda o, v: v <= limits.MAX_DIAGNOSTIC_TEXT_CHARS, "over limits.MAX_DIAGNOSTIC_TEXT_CHARS")
 _AT_POS = at_most("pos")
+_LOG_ITEMS = rule(lambda o, v: len(v) == sum(o.kept.values()) + len(o.dropped),
+                  "not the diagnostics kept plus one summary per dropped code")
 _HELD_BODY = rule(lambda o, v: (o.state is H_HELD) == bool(v) and all(p <= o.pos and n >= 1 for p, _, _, n in v),
                   "held tokens that do not match the decoder's state and position")
 _HELD_BODY_COUNT = rule(lambda o, v: v == sum(n for _, _, _, n in o._held_body), "not the number of held tokens")
@@ -180,7 +182,7 @@ _MODES = Enum(CONTENT, REASONING, TOOL)
 
 register(
     Schema("log", (DiagnosticLog,), {
-        "items": List(DIAGNOSTIC), "position_hint": OPT_NAT, "count": NAT.where(rule(lambda o, v: v >= len(o.items), "fewer than the diagnostics kept")),
+        "items": List(DIAGNOSTIC).where(_LOG_ITEMS), "position_hint": OPT_NAT, "count": NAT.where(rule(lambda o, v: v >= len(o.items), "fewer than the diagnostics kept")),
         "kept": Pairs(NAME, NAT).where(_KEPT_PER_CODE), "kept_chars": NAT.where(_KEPT_CHARS),
         "dropped": Pairs(NAME, List(NAT, 3)),  # code -> [index in items, count, characters]
     }, derived=frozenset({"strict", "listener"}), after=_check_log),
