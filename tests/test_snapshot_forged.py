@@ -213,3 +213,88 @@ def test_forged_values_leave_shared_state_alone(corpus):
             check_outcome(model, ids, cut, reseal(good, forged), 3)
         after = shared_state(model)
         assert after[:4] == before[:4], name
+
+
+# -- each kind of forged value, one by one: refused at resume, naming the field ---------------------
+
+
+def _objects(value):
+    """Every state object (``{"@": tag, ...}``) in a payload."""
+    if type(value) is dict:
+        if "@" in value:
+            yield value
+        for v in value.values():
+            yield from _objects(v)
+    elif type(value) is list:
+        for v in value:
+            yield from _objects(v)
+
+
+def _first_with(model, ids, tag, when):
+    """A snapshot (cut after cut) holding a ``tag`` object for which ``when(obj)`` holds."""
+    for cut in range(1, len(ids)):
+        parser = model.parser(tools=OFFERED)
+        parser.feed(ids[:cut])
+        good = parser.snapshot(key=KEY)
+        state = unseal(good)[1]
+        for obj in _objects(state):
+            if obj["@"] == tag and when(obj):
+                return good, state, obj
+    raise AssertionError(f"no snapshot holds a {tag} state")
+
+
+def _by_tag(state, tag):
+    return next(obj for obj in _objects(state) if obj["@"] == tag)
+
+
+_CASES = {
+    # name: (profile, tag, when, edit(obj, state), the field the error names)
+    "position past the consumed tokens": ("gpt-oss", "harmony.decoder", lambda o: o["pos"] > 3,
+                                          lambda o, s: o.update(_hdr_start=o["pos"] + 5), "_hdr_start"),
+    "reasoning tokens past the consumed": ("gpt-oss", "assembler", lambda o: o["consumed_tokens"] > 3,
+                                           lambda o, s: o.update(_reasoning_tokens=o["consumed_tokens"] + 1),
+                                           "_reasoning_tokens"),
+    "open call not in the table": ("gpt-oss", "assembler", lambda o: o["_call"] is not None,
+                                   lambda o, s: o.update(_call=["f", len(o["_calls"]) + 3]), "_call"),
+    "state inconsistent with what is held": ("gpt-oss", "harmony.decoder", lambda o: o["state"] == "CONTENT",
+                                             lambda o, s: o.update(state="HELD"), "_held_body"),
+    "negative count": ("gpt-oss", "harmony.decoder", lambda o: True, lambda o, s: o.update(_hdr_tokens=-1), "_hdr_tokens"),
+    "header tokens over the cap": ("gpt-oss", "harmony.decoder", lambda o: True,
+                                   lambda o, s: o.update(_hdr_tokens=10_000), "_hdr_tokens"),
+    "index past the buffer's end": ("qwen3-coder", "xml", lambda o: o["_buf"],
+                                    lambda o, s: o.update(_pos=len(o["_buf"]) + 1), "_pos"),
+    "cached search past the buffer": ("qwen3-coder", "xml", lambda o: o["_found"],
+                                      lambda o, s: o["_found"][0].__setitem__(1, [0, len(o["_buf"]) + 9]), "_found"),
+    "JSON scanner state no text reaches": ("qwen3", "json.scanner", lambda o: True,
+                                           lambda o, s: o.update(_state=5, _stack=[]), "_state"),
+    "JSON scanner deeper than its limit": ("deepseek-v3.1", "json.scanner", lambda o: True,
+                                           lambda o, s: o.update(_stack=[True] * 200), "_state"),
+    "held JSON source that is not the scanner's": ("qwen3", "json.envelope_reader", lambda o: o["_parts"],
+                                                   lambda o, s: o.update(_parts=["]]"]), "_parts"),
+    "member scanner past the reader": ("qwen3", "json.envelope_reader", lambda o: o["_value"] is not None,
+                                       lambda o, s: o.update(_value_origin=o["_offset"] + 1), "_offset"),
+    "argument state without its stream": ("kimi-k2", "marked.kimi", lambda o: o["_args"] is not None,
+                                          lambda o, s: o.update(_args=None), "_state"),
+    "dropped call while a call is open": ("gpt-oss", "assembler", lambda o: o["_call"] is not None,
+                                          lambda o, s: o.update(_dropped=["x"]), "_dropped"),
+    "kept diagnostics over their cap": ("gpt-oss", "log", lambda o: o["kept"],
+                                        lambda o, s: o["kept"][0].__setitem__(1, 10_000), "items"),  # (checked first)
+    "held text over limits.MAX_HELD_CHARS": ("qwen3", "tags.decoder", lambda o: True,
+                                             lambda o, s: o.update(_held="<" * 101), "_held"),
+    "a quote that is not one": ("pythonic", "pyliteral", lambda o: True, lambda o, s: o.update(_quote="x"), "_quote"),
+}
+
+
+@pytest.mark.parametrize("label", sorted(_CASES))
+def test_each_kind_of_forged_value_is_refused(label, encode_harmony, monkeypatch):
+    name, tag, when, edit, field = _CASES[label]
+    model, ids = (tokenparse.load("gpt-oss"), encode_harmony(TEXT)) if name == "gpt-oss" else load_example(name)
+    good, state, obj = _first_with(model, ids, tag, when)
+    resumed = model.resume(reseal(good, state), key=KEY, tools=OFFERED)  # the untouched state resumes
+    assert resumed.state == "OPEN"
+    monkeypatch.setattr(tokenparse.limits, "MAX_HELD_CHARS", 100)  # (caps are read when checked)
+    edit(obj, state)
+    with pytest.raises(SnapshotError) as info:
+        model.resume(reseal(good, state), key=KEY, tools=OFFERED)
+    assert info.value.reason == "corrupt", label
+    assert f".{field}:" in str(info.value), (label, str(info.value))
