@@ -281,6 +281,8 @@ _CASES = {
                                         lambda o, s: o["kept"][0].__setitem__(1, 10_000), "items"),  # (checked first)
     "held text over limits.MAX_HELD_CHARS": ("qwen3", "tags.decoder", lambda o: True,
                                              lambda o, s: o.update(_held="<" * 101), "_held"),
+    "value tags the request's tools do not have": ("qwen3-coder", "xml", lambda o: o["_value_tags"],
+                                                   lambda o, s: o["_value_tags"].append("<evil>"), "_value_tags"),
     "a quote that is not one": ("pythonic", "pyliteral", lambda o: True, lambda o, s: o.update(_quote="x"), "_quote"),
 }
 

@@ -161,6 +161,8 @@ _HELD_BODY_COUNT = rule(lambda o, v: v == sum(n for _, _, _, n in o._held_body),
 _HDR_TOKENS = at_most(lambda o: o._max_header_tokens)
 _HELD_IDS = rule(lambda o, v: not v or (len(v) <= 48 and o.state is H_BETWEEN), "held IDs outside a boundary")
 _MODE_POS = at_most("pos")
+#: the edge newlines held: newlines only, at most ``max_held`` of them (past it they pass on)
+_NEWLINES = rule(lambda o, v: len(v) <= o.max_held and not v.strip("\r\n"), "not a run of held newlines")
 
 
 def _router_text(router: Any, value: Any) -> str | None:
@@ -286,7 +288,7 @@ register(
     }, derived=frozenset({"_log", "_tools", "_grammar_factory", "_tool_open", "_tool_close", "_tool_ends_reasoning",
                           "_detect_call", "tool_untranslate", "_tool_plain", "_bare_open", "_recipients"})),
     Schema("tags.header_check", (HeaderNameCheck,), {"header": NAME, "matched": Bool()}, derived=frozenset({"_out"})),
-    Schema("newlines", (EdgeNewlines,), {"_kind": Int(0, 2), "_held": TEXT, "_fresh": Bool(), "_spilling": Bool()},
+    Schema("newlines", (EdgeNewlines,), {"_kind": Int(0, 2), "_held": TEXT.where(_NEWLINES), "_fresh": Bool(), "_spilling": Bool()},
            derived=frozenset({"_out", "max_held"})),
 )
 

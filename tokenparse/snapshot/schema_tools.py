@@ -98,6 +98,19 @@ def _closer(x: Any, closers: str) -> bool:
 
 _PY_ESCAPE = rule(lambda o, v: re.fullmatch(r"(\\(x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{0,2}))?", v)
                   is not None, "not the start of an escape")
+def _value_tags(grammar: Any, value: Any) -> str | None:
+    """The open call's value tags are its schema's (rebuilt from the request's tools); after a
+    call, those of one of the tools offered: a snapshot cannot bring tags of its own."""
+    if value is None:
+        return None
+    names = [grammar._call_name] if grammar._call_name is not None else sorted(getattr(grammar._tools, "names", None) or ())
+    for name in names:
+        expected = grammar._schema_value_tags(name)
+        if expected is not None and expected.tags == value.tags:
+            return None
+    return "value tags that are not the schema's of an offered tool"
+
+
 _FOUND = rule(lambda o, v: all(len(hit) == 2 and -1 <= hit[1] <= len(o._buf) and 0 <= hit[0] <= len(o._buf)
                                for hit in v.values()), "a cached search outside the buffer")
 _PENDING = Opt(Tup((NAME, Opt(NAME), OPT_NAT)))
@@ -219,7 +232,7 @@ _XML_FIELDS = {
     "_found": Pairs(NAME, Tup(each=_INT, max=8)).where(_FOUND),
     "_text_tags": Choice({"plain": lambda o: SYNTAX_TABLES[type(o)].text_tags,
                           "markers": lambda o: SYNTAX_TABLES[type(o)].text_tags_after_markers}),
-    "_value_tags": ValueTags(),
+    "_value_tags": ValueTags().where(_value_tags),
 }
 _XML_DERIVED = _WIRING | {"_syn", "_trim", "_transitions"}
 _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTagGrammar, DeepSeekV41Grammar,
