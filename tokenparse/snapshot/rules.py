@@ -3,7 +3,7 @@
 A field's type and bounds (:mod:`.fields`) say what one value may be; a sealed snapshot can
 still hold values that are each well-typed but that the parser never reaches together (an
 index past its buffer's end, a state inconsistent with what it holds, a count that is not
-the length it counts, text longer than its cap). Such a field is declared with its rules
+within its cap, text longer than its cap). Such a field is declared with its rules
 next to it in the schema, ``"pos": NAT.where(at_most("_count"))``; the engine checks them
 once every field of the object is restored (rules may read the other fields and the
 objects the constructor made) and refuses the snapshot with ``SnapshotError`` naming the
@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable
 from .. import limits
 from .fields import Checked, Spec
 
-__all__ = ["Rule", "Checked", "checked", "at_most", "at_least", "equals", "length_at_most", "held_cap", "only_when",
-           "each", "total_length", "items_in", "rule"]
+__all__ = ["Rule", "Checked", "checked", "rule", "at_most", "held_cap", "held_text", "only_when", "each", "needs",
+           "one_of", "total_length"]
 
 Rule = Callable[[Any, Any], "str | None"]
 
@@ -47,7 +47,7 @@ def _size(obj: Any, ref: Any) -> int:
 
 
 def _ref_name(ref: Any) -> str:
-    return ref if type(ref) is str else getattr(ref, "__doc__", None) or "its bound"
+    return ref if type(ref) is str else repr(ref) if isinstance(ref, _Limit) else "its bound"
 
 
 def at_most(ref: Any) -> Rule:
@@ -58,28 +58,6 @@ def at_most(ref: Any) -> Rule:
     return check
 
 
-def at_least(ref: Any) -> Rule:
-    """``value >= ref``; ``None`` passes."""
-    def check(obj: Any, value: Any) -> str | None:
-        return None if value is None or value >= _size(obj, ref) else f"{value} is before {_ref_name(ref)}"
-    return check
-
-
-def equals(ref: Any) -> Rule:
-    """``value == ref`` (a count that is the length of a list, say)."""
-    def check(obj: Any, value: Any) -> str | None:
-        expected = _size(obj, ref)
-        return None if value == expected else f"{value} where {_ref_name(ref)} gives {expected}"
-    return check
-
-
-def length_at_most(ref: Any) -> Rule:
-    """``len(value) <= ref``; ``None`` passes."""
-    def check(obj: Any, value: Any) -> str | None:
-        return None if value is None or len(value) <= _size(obj, ref) else f"{len(value)} items, more than {_ref_name(ref)}"
-    return check
-
-
 def total_length(value: Any) -> int:
     """Characters in a text or a list of texts (``None``: 0)."""
     if value is None:
@@ -87,12 +65,21 @@ def total_length(value: Any) -> int:
     return len(value) if type(value) is str else sum(len(part) for part in value)
 
 
-def held_cap(obj: Any = None) -> int:
-    """``tokenparse.limits.MAX_HELD_CHARS`` as set now: no buffer holds more."""
-    return limits.MAX_HELD_CHARS
+class _Limit:
+    """A cap of :mod:`tokenparse.limits`, read when a rule is checked (a deployment may lower it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, obj: Any = None) -> int:
+        return int(getattr(limits, self.name))
+
+    def __repr__(self) -> str:
+        return f"limits.{self.name}"
 
 
-held_cap.__doc__ = "limits.MAX_HELD_CHARS"
+#: ``limits.MAX_HELD_CHARS``: no buffer holds more
+held_cap = _Limit("MAX_HELD_CHARS")
 
 
 def held_text() -> Rule:
@@ -122,17 +109,6 @@ def each(item_rule: Rule) -> Rule:
             problem = item_rule(obj, item)
             if problem is not None:
                 return f"item {k}: {problem}"
-        return None
-    return check
-
-
-def items_in(ref: Any) -> Rule:
-    """Every item of the value is an index into ``ref`` (an attribute's list or a length)."""
-    def check(obj: Any, value: Any) -> str | None:
-        n = _size(obj, ref)
-        for k, item in enumerate(value or ()):
-            if not 0 <= item < n:
-                return f"item {k} ({item}) is not an index of {_ref_name(ref)}"
         return None
     return check
 

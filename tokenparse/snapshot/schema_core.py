@@ -7,6 +7,12 @@ schema here or in :mod:`.schema_tools`: to ``fields`` with its type and bounds w
 per-parser state (it must then survive ``snapshot`` + ``resume``), to ``derived`` when the
 constructor sets it from the model, the tools or the other objects. ``tests/test_snapshot.py``
 fails on an attribute the schema does not declare, and so does ``parser.snapshot()``.
+
+A field whose value must agree with other fields (a position within a buffer, a count within
+a cap of :mod:`tokenparse.limits`, a state that needs the object it reads) declares that next
+to its type: ``"_pos": NAT.where(at_most("_buf"))`` (rules: :mod:`.rules`). Resume checks
+them once the object is restored; ``tests/test_snapshot_forged.py`` fuzzes sealed snapshots
+with forged values to find the rules that are missing.
 """
 from __future__ import annotations
 
@@ -159,6 +165,9 @@ _HELD_BODY = rule(lambda o, v: (o.state is H_HELD) == bool(v) and all(p <= o.pos
                   "held tokens that do not match the decoder's state and position")
 _HELD_BODY_COUNT = rule(lambda o, v: v == sum(n for _, _, _, n in o._held_body), "not the number of held tokens")
 _HDR_TOKENS = at_most(lambda o: o._max_header_tokens)
+_HDR_BYTES = rule(lambda o, v: sum(len(b) for part in v for b in part) <= limits.MAX_HELD_CHARS
+                  and sum(len(b) for _, _, b, _ in o._held_body) <= limits.MAX_HELD_CHARS,
+                  "more header bytes than limits.MAX_HELD_CHARS")
 _HELD_IDS = rule(lambda o, v: not v or (len(v) <= 48 and o.state is H_BETWEEN), "held IDs outside a boundary")
 _MODE_POS = at_most("pos")
 #: the edge newlines held: newlines only, at most ``max_held`` of them (past it they pass on)
@@ -223,7 +232,7 @@ register(
         "_returned": Bool(),
         "_dup_channel_reported": Bool(),
         "_opened": Opt(Tup((OPT_TEXT, OPT_TEXT, OPT_TEXT))),
-        "_hdr_parts": List(List(Bytes()), max=3),
+        "_hdr_parts": List(List(Bytes()), max=3).where(_HDR_BYTES),
         "_hdr_part": Int(0, 2),
         "_hdr_tokens": NAT.where(_HDR_TOKENS),
         "_hdr_start": NAT.where(_AT_POS),
