@@ -169,7 +169,7 @@ def restore(obj: Any, data: Any, ctx: Context, where: str = "parser") -> None:
     if data.keys() != schema.keys:
         extra = sorted(map(str, data.keys() - schema.keys))[:3]
         raise _bad(where, f"fields differ from the schema of {schema.tag!r} ({', '.join(extra) or 'missing fields'})")
-    pending = []  # (field, value, rules): checked once every field is restored
+    pending = []  # (field, rules): checked once every field is restored
     for name, entry in schema.fields.items():
         at = f"{where}.{name}"
         plain = data[name]
