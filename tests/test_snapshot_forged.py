@@ -232,9 +232,9 @@ def _objects(value):
 
 def _first_with(model, ids, tag, when):
     """A snapshot (cut after cut) holding a ``tag`` object for which ``when(obj)`` holds."""
-    for cut in range(1, len(ids)):
-        parser = model.parser(tools=OFFERED)
-        parser.feed(ids[:cut])
+    parser = model.parser(tools=OFFERED)
+    for token in ids:
+        parser.feed([token])
         good = parser.snapshot(key=KEY)
         state = unseal(good)[1]
         for obj in _objects(state):

@@ -201,7 +201,10 @@ def restore(obj: Any, data: Any, ctx: Context, where: str = "parser") -> None:
     for name, rules in pending:
         value = getattr(obj, name, None)
         for rule in rules:
-            problem = rule(obj, value)
+            try:
+                problem = rule(obj, value)
+            except Exception as error:  # a rule reading a value of a shape it does not expect
+                problem = f"inconsistent with the other fields ({type(error).__name__})"
             if problem is not None:
                 raise _bad(f"{where}.{name}", problem)
     if schema.after is not None:
