@@ -70,8 +70,8 @@ _POOL: dict[int, list[str]] = {}
 
 
 def _pool(corpus):
-    """Short strings seen in the corpus's snapshots (state names, modes, choices, tags' text):
-    the values a forger swaps for one another."""
+    """Short strings and integers seen in the corpus's snapshots (state names, modes, choices,
+    tags' text, positions and counts): the values a forger swaps for one another."""
     key = id(corpus)
     if key not in _POOL:
         found = set()
@@ -83,9 +83,9 @@ def _pool(corpus):
                     stack.extend(v for k, v in value.items() if k != "@")
                 elif type(value) is list:
                     stack.extend(value)
-                elif type(value) is str and len(value) <= 24:
+                elif type(value) in (str, int) and (type(value) is int or len(value) <= 24):
                     found.add(value)
-        _POOL[key] = sorted(found)
+        _POOL[key] = sorted(found, key=repr)
     return _POOL[key]
 
 
@@ -96,11 +96,12 @@ def _forged(data, value, pool):
         return not value
     if kind is int:
         return data.draw(st.one_of(st.sampled_from([0, 1, -1, value - 1, value + 1, value + 7, 2 * value + 3, 255, 4096,
-                                                    1 << 20, 1 << 40, -(1 << 40)]), st.integers(-5, 600)))
+                                                    1 << 20, 1 << 40, -(1 << 40)]), st.integers(-5, 600),
+                                   st.sampled_from([v for v in pool if type(v) is int])))
     if kind is str:
         return data.draw(st.one_of(st.sampled_from(["", value + "x", value[: len(value) // 2], value * 3, "x" * 5000,
                                                     "\\", '"', "{", "<", "\ud800", "\\u00", "tr", "-1"]),
-                                   st.sampled_from(pool), st.text(max_size=12)))
+                                   st.sampled_from([v for v in pool if type(v) is str]), st.text(max_size=12)))
     if value is None:
         return data.draw(st.one_of(st.sampled_from([0, 1, 7, "", "x", [], [0], [""], False, True]), st.sampled_from(pool)))
     if kind is list:
