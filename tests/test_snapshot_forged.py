@@ -4,13 +4,15 @@ Valid snapshots of several profiles (gpt-oss, tag families, JSON, XML, pythonic 
 payloads), taken at several cut points from lenient and strict parsers, are mutated, in
 their structure (fields deleted, items duplicated, values of other types) and in their
 values (well-typed but forged: an index past its buffer, a count that is not the length it
-counts, a state that does not match what is held, text over its cap), resealed with the key,
+counts, a state that does not match what is held, text over its cap), and by transplanting
+whole state objects from other snapshots of the same stream; then resealed with the key,
 resumed, and fed the rest of the stream in steps of several sizes. The only outcomes allowed:
 
-- ``SnapshotError`` at resume (``reason="corrupt"`` naming the field, or ``"request"`` for a
-  call to a tool the request does not allow), or
+- ``SnapshotError`` at resume (``reason="corrupt"`` naming the field, ``"request"`` for a
+  call to a tool the request does not allow, ``"unsupported"`` for a forged custom-id
+  flag), or
 - a parse that raises nothing but tokenparse's typed errors (``TokenParseError``) in strict
-  mode and nothing at all in lenient mode (a forged ``state`` of ``finished`` / ``error``
+  mode and nothing at all in lenient mode (a forged ``state`` of ``FINISHED`` / ``ERROR``
   makes ``feed`` a ``ParserStateError``, as for any parser in that state), that emits no
   call to a tool outside ``tools``, within a memory bound.
 """
@@ -197,6 +199,38 @@ def test_mutated_structure_resealed_with_the_key(corpus, data):
     name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
     forged = reseal(good, _mutate(data, unseal(good)[1], structural=True))
     check_outcome(model, ids, cut, forged, data.draw(st.sampled_from([1, 3, 1000])))
+
+
+def _state_objects(value, parent=None, key=None):
+    """(container, key, state object) for every state object below the top."""
+    if type(value) is dict:
+        if "@" in value and parent is not None:
+            yield parent, key, value
+        for k, v in value.items():
+            yield from _state_objects(v, value, k)
+    elif type(value) is list:
+        for k, v in enumerate(value):
+            yield from _state_objects(v, value, k)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_state_objects_transplanted_between_snapshots(corpus, data):
+    """Whole state objects (a decoder, an open call, a grammar, a scanner) taken from another
+    snapshot of the same profile, each consistent in itself: the same outcomes."""
+    name, model, ids, cut, good = data.draw(st.sampled_from(corpus))
+    state = unseal(good)[1]
+    donor = unseal(data.draw(st.sampled_from([c for c in corpus if c[0] == name]))[4])[1]
+    spare = {}
+    for _, _, obj in _state_objects(donor):
+        spare.setdefault(obj["@"], []).append(obj)
+    for _ in range(data.draw(st.integers(1, 2))):
+        targets = [(parent, key, obj) for parent, key, obj in _state_objects(state) if obj["@"] in spare]
+        if not targets:
+            break
+        parent, key, obj = data.draw(st.sampled_from(targets))
+        parent[key] = copy.deepcopy(data.draw(st.sampled_from(spare[obj["@"]])))
+    check_outcome(model, ids, cut, reseal(good, state), data.draw(st.sampled_from([1, 3, 1000])))
 
 
 def test_forged_values_leave_shared_state_alone(corpus):
