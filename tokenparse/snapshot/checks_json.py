@@ -33,8 +33,11 @@ _TAIL = {
 
 
 def _lexical(scanner: Any) -> tuple:
-    return (scanner._state, list(scanner._stack), scanner._string_is_key, scanner._escape, "".join(scanner._scalar),
-            scanner._string_search is not None)
+    """The state that decides what the scanner does next (whether the string is a key is
+    only read inside a string: a new string sets it)."""
+    in_string = scanner._state == sc._IN_STRING
+    return (scanner._state, list(scanner._stack), in_string and scanner._string_is_key, scanner._escape,
+            "".join(scanner._scalar), scanner._string_search is not None)
 
 
 def _fresh(scanner: Any) -> Any:
