@@ -335,3 +335,42 @@ def test_each_kind_of_forged_value_is_refused(label, encode_harmony, monkeypatch
         model.resume(reseal(good, state), key=KEY, tools=OFFERED)
     assert info.value.reason == "corrupt", label
     assert f".{field}:" in str(info.value), (label, str(info.value))
+
+
+# -- and no genuine state is refused: the JSON rules hold for every state a scanner reaches -----------
+
+_JSON_PIECES = st.sampled_from(['{', '}', '[', ']', ',', ':', ' ', '"', '"k"', '"name"', '"arguments"', '"get_weather"',
+                                '\\', '\\u00', 'e9', '\\n', '1', '-', '2.5', 'e', 't', 'true', 'nul', 'null', 'x', '\n'])
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_JSON_PIECES, max_size=30), strict=st.booleans())
+def test_every_reached_json_state_passes_the_rules(pieces, strict):
+    """Scanners and envelope readers fed JSON-like text piece by piece: after every piece that
+    did not raise, the state is one the snapshot rules accept (else resume would refuse a
+    genuine snapshot)."""
+    from tokenparse.json.envelope import EnvelopeReader
+    from tokenparse.json.errors import JsonStreamError
+    from tokenparse.json.scanner import JsonValueScanner
+    from tokenparse.snapshot.checks_json import reader_offsets, reader_parts_replay, scanner_reachable
+
+    scanner = JsonValueScanner(allow_control_chars=not strict)
+    reader = EnvelopeReader(strict=strict)
+    scanning = reading = True
+    for piece in pieces:
+        if scanning:
+            try:
+                scanning = scanner.feed(piece) < 0
+            except JsonStreamError:
+                scanning = False
+            assert scanner_reachable(scanner) is None, (pieces, scanner._state)
+        if reading:
+            try:
+                reader.feed(piece)
+            except TokenParseError:
+                reading = False
+            if reading:
+                assert reader_offsets(reader, reader._offset) is None, pieces
+                assert reader_parts_replay(reader, reader._parts) is None, pieces
+                if reader._value is not None:
+                    assert scanner_reachable(reader._value) is None, pieces

@@ -51,7 +51,9 @@ def scanner_reachable(scanner: Any) -> str | None:
         return "_scalar_chars is not the length of _scalar"
     if len(stack) > scanner._max_depth:
         return "more open containers than the scanner's depth limit"
-    if state in (sc._DONE, sc._FAILED):
+    if state == sc._FAILED:  # refuses feed and finish (ParserStateError) whatever it holds
+        return None if scanner._string_search is None else "a failed scanner searching a string"
+    if state == sc._DONE:
         if stack or scanner._escape or scanner._scalar or scanner._string_search is not None:
             return "an ended scanner holding state"
         return None
