@@ -303,7 +303,7 @@ _CASES = {
     "JSON scanner state no text reaches": ("qwen3", "json.scanner", lambda o: True,
                                            lambda o, s: o.update(_state=5, _stack=[]), "_state"),
     "JSON scanner deeper than its limit": ("deepseek-v3.1", "json.scanner", lambda o: True,
-                                           lambda o, s: o.update(_stack=[True] * 200), "_state"),
+                                           lambda o, s: o.update(_stack=[True] * 5000), "_state"),
     "held JSON source that is not the scanner's": ("qwen3", "json.envelope_reader", lambda o: o["_parts"],
                                                    lambda o, s: o.update(_parts=["]]"]), "_parts"),
     "member scanner past the reader": ("qwen3", "json.envelope_reader", lambda o: o["_value"] is not None,
