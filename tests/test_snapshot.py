@@ -127,6 +127,39 @@ def test_random_steps_and_several_resumes(examples, data):
     assert parser.result() == reference.result()
 
 
+def test_on_diagnostic_is_passed_again_to_resume(examples):
+    """A callable is code, never data: ``resume(on_diagnostic=f)`` calls ``f`` for the
+    diagnostics found after the cut; with the ones seen before it, exactly the uninterrupted
+    parser's calls (positions included). Without it, the resumed parser calls nothing."""
+    model, ids = examples["gpt-oss"]
+    steps = one_token_steps(ids)
+    whole = []
+    parser = model.parser(tools=OFFERED, id_factory=_ids(), on_diagnostic=whole.append)
+    for step in steps:
+        parser.feed(step)
+    parser.finish()
+    assert any(d.code == "unknown_tool" for d in whole), "the example must report a diagnostic after the cut"
+    for cut in (1, len(steps) // 2, len(steps) - 1):
+        before, after, factory = [], [], _ids()
+        parser = model.parser(tools=OFFERED, id_factory=factory, on_diagnostic=before.append)
+        for step in steps[:cut]:
+            parser.feed(step)
+        data = parser.snapshot(key=KEY)
+        resumed = model.resume(data, key=KEY, tools=OFFERED, id_factory=factory, on_diagnostic=after.append)
+        for step in steps[cut:]:
+            resumed.feed(step)
+        resumed.finish()
+        assert before + after == whole, cut
+        assert after or cut > 1, "the resumed parser's own diagnostics go to the callback given to resume"
+        silent = model.resume(data, key=KEY, tools=OFFERED, id_factory=_ids())
+        for step in steps[cut:]:
+            silent.feed(step)
+        silent.finish()
+        assert silent.diagnostics == resumed.diagnostics, cut
+    with pytest.raises(TypeError):
+        model.resume(data, key=KEY, tools=OFFERED, on_diagnostic="print")
+
+
 def test_resume_into_another_load_of_the_same_model(examples):
     name = "qwen3" if "qwen3" in examples else sorted(examples)[0]
     model, ids = examples[name]

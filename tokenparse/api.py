@@ -157,6 +157,7 @@ class Model:
         max_age: float | None = None,
         id_factory: Any = None,
         limits: Any = None,
+        on_diagnostic: Callable[[Diagnostic], None] | None = None,
     ) -> Parser:
         """A parser continuing where ``parser.snapshot(key=...)`` left off (see :mod:`tokenparse.snapshot`).
 
@@ -165,11 +166,13 @@ class Model:
         parser that was snapshotted (else ``SnapshotError``, ``reason="request"``); the
         resumed parser's tool filter comes from these. ``max_age``: seconds (``reason="expired"``).
         ``limits``: a :class:`tokenparse.snapshot.SnapshotLimits` (``reason="too_large"``).
+        ``on_diagnostic``: as for :meth:`parser`; a callable is code, never in a snapshot, so
+        pass it again (it sees the diagnostics found after the resume).
         """
         from .snapshot import resume_parser
 
         return resume_parser(self, snapshot, key=key, tools=tools, tool_choice=tool_choice, context=context,
-                             max_age=max_age, id_factory=id_factory, limits=limits)
+                             max_age=max_age, id_factory=id_factory, limits=limits, on_diagnostic=on_diagnostic)
 
     def structural_tag(self, tools: Any, tool_choice: Any = "auto", *, reasoning: bool = True,
                        parallel_tool_calls: bool = True, end_token_ids: Sequence[int] = ()) -> dict[str, Any]:

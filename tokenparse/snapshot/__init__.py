@@ -172,9 +172,13 @@ def resume_parser(
     max_age: float | None = None,
     id_factory: Any = None,
     limits: SnapshotLimits | None = None,
+    on_diagnostic: Any = None,
 ) -> Any:
     """A parser in exactly the state ``data`` was taken in, bound to ``model`` and to the
-    request's ``tools`` / ``tool_choice``."""
+    request's ``tools`` / ``tool_choice``. ``on_diagnostic``: the caller's callback (code: it
+    is never in the data), called for the diagnostics found after the resume."""
+    if on_diagnostic is not None and not callable(on_diagnostic):
+        raise TypeError(f"on_diagnostic must be callable, got {type(on_diagnostic).__name__}")
     keys = _keys(key)
     limits = limits or DEFAULT_LIMITS
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -216,7 +220,7 @@ def resume_parser(
         raise SnapshotError(f"snapshot is {age:.0f} s old; max_age is {max_age} s", reason="expired")
     state = _read_payload(payload, limits)
     try:
-        return _build(model, state, tools, tool_choice, id_factory)
+        return _build(model, state, tools, tool_choice, id_factory, on_diagnostic)
     except SnapshotError:
         raise
     except Exception as error:  # a value the schema let through that the state code refuses
@@ -271,13 +275,15 @@ def _no_float(text: str) -> Any:
     raise ValueError("numbers in a snapshot are integers")
 
 
-def _build(model: Any, state: dict, tools: Any, tool_choice: Any, id_factory: Any) -> Any:
+def _build(model: Any, state: dict, tools: Any, tool_choice: Any, id_factory: Any, on_diagnostic: Any) -> Any:
     if state["ids"] == "custom" and id_factory is None:
         raise SnapshotError("this snapshot was taken from a parser with a custom id_factory: pass it again, "
                             "model.resume(data, ..., id_factory=...)", reason="unsupported")
     options: dict[str, Any] = {"strict": state["strict"], "keep_result": state["keep"]}
     if id_factory is not None:
         options["id_factory"] = id_factory
+    if on_diagnostic is not None:
+        options["on_diagnostic"] = on_diagnostic
     parser = model.parser(tools=tools, tool_choice=tool_choice, **options)  # everything shared: from here
     schema_core.register_parser(type(parser))
     restore(parser, state["parser"], Context())

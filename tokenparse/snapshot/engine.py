@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping
 
 from ..errors import SnapshotError
 from .fields import MISSING, Context, List, Spec, _bad
+from .rules import checked
 
 __all__ = ["InstanceOnly", "Existing", "Child", "Poly", "Schema", "register", "schema_of", "all_schemas", "attributes",
            "dump", "restore"]
@@ -76,8 +77,9 @@ class Poly(Child):
 @dataclass
 class Schema:
     """One state class: its tag, its per-parser fields (in restore order) and the
-    attributes its constructor derives (never written). ``check(obj)`` runs after a
-    restore and raises :class:`SnapshotError` on a state the parser could not reach."""
+    attributes its constructor derives (never written). A field's rules (``spec.where(...)``,
+    :mod:`.rules`) are checked once all fields are restored; ``after(obj)`` then runs and
+    raises :class:`SnapshotError` on a state the parser could not reach."""
 
     tag: str
     classes: tuple[type, ...]
@@ -143,8 +145,9 @@ def dump(obj: Any, ctx: Context, where: str = "parser") -> dict:
             raise SnapshotError(f"cannot snapshot {where}: {type(obj).__qualname__}.{name} is not declared in "
                                 "the snapshot schema (tokenparse/snapshot/schema_*.py)", reason="unsupported")
     out: dict[str, Any] = {"@": schema.tag}
-    for name, spec in schema.fields.items():
+    for name, entry in schema.fields.items():
         at = f"{where}.{name}"
+        spec = checked(entry)[0]
         if isinstance(spec, InstanceOnly):
             value = getattr(obj, "__dict__", {}).get(name, MISSING)
             out[name] = None if value is MISSING else spec.inner.dump(value, obj, ctx, at)
@@ -166,9 +169,13 @@ def restore(obj: Any, data: Any, ctx: Context, where: str = "parser") -> None:
     if data.keys() != schema.keys:
         extra = sorted(map(str, data.keys() - schema.keys))[:3]
         raise _bad(where, f"fields differ from the schema of {schema.tag!r} ({', '.join(extra) or 'missing fields'})")
-    for name, spec in schema.fields.items():
+    pending = []  # (field, rules): checked once every field is restored
+    for name, entry in schema.fields.items():
         at = f"{where}.{name}"
         plain = data[name]
+        spec, rules = checked(entry)
+        if rules:
+            pending.append((name, rules))
         if isinstance(spec, InstanceOnly):
             if plain is None:
                 if name in getattr(obj, "__dict__", {}):
@@ -191,5 +198,14 @@ def restore(obj: Any, data: Any, ctx: Context, where: str = "parser") -> None:
             current[:] = value  # in place: other objects may hold this very list
         else:
             setattr(obj, name, value)
+    for name, rules in pending:
+        value = getattr(obj, name, None)
+        for rule in rules:
+            try:
+                problem = rule(obj, value)
+            except Exception as error:  # a rule reading a value of a shape it does not expect
+                problem = f"inconsistent with the other fields ({type(error).__name__})"
+            if problem is not None:
+                raise _bad(f"{where}.{name}", problem)
     if schema.after is not None:
         schema.after(obj)

@@ -23,7 +23,7 @@ from typing import Any, Callable, Mapping
 from ..errors import SnapshotError
 
 __all__ = [
-    "Spec", "Int", "Bool", "Str", "Bytes", "Opt", "List", "Tup", "Pairs", "Plain", "Enum", "Choice", "Empty",
+    "Spec", "Checked", "Int", "Bool", "Str", "Bytes", "Opt", "List", "Tup", "Pairs", "Plain", "Enum", "Choice", "Empty",
     "Record", "RECORDS", "Context", "MISSING",
 ]
 
@@ -50,6 +50,27 @@ class Spec:
 
     def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
         raise NotImplementedError
+
+    def where(self, *rules: Callable[[Any, Any], str | None]) -> Checked:
+        """This field type with rules over the restored object (:mod:`.rules`), checked once
+        every field of the object is restored: ``NAT.where(at_most("_buf"))``."""
+        if isinstance(self, Checked):
+            return Checked(self.inner, self.rules + rules)
+        return Checked(self, rules)
+
+
+@dataclass
+class Checked(Spec):
+    """A field type with rules (``spec.where(...)``); the engine checks them after a restore."""
+
+    inner: Spec
+    rules: tuple[Callable[[Any, Any], str | None], ...]
+
+    def dump(self, value: Any, owner: Any, ctx: Context, where: str) -> Any:
+        return self.inner.dump(value, owner, ctx, where)
+
+    def load(self, data: Any, owner: Any, ctx: Context, where: str) -> Any:
+        return self.inner.load(data, owner, ctx, where)
 
 
 class _Atom(Spec):

@@ -7,6 +7,7 @@ grammar itself calls, with the grammar's wiring.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..errors import SnapshotError
@@ -15,6 +16,12 @@ from ..json.errors import JsonLimitError, JsonStreamError
 from ..json.scanner import JsonValueScanner
 from ..json.scanner_cuts import STRING_STOP, STRING_STOP_LENIENT
 from ..limits import max_held_chars
+from ..tools import _calls as marked
+from ..tools import gemma as gemma_states
+from ..tools import minimax_m3 as m3_states
+from ..tools import mistral as mistral_states
+from ..tools import name_keyed as name_keyed_states
+from ..tools import pythonic as pythonic_states
 from ..tools.choice import DotsGrammar
 from ..tools.deepseek import DeepSeekV3Grammar, DeepSeekV31Grammar
 from ..tools.dsml import DsmlGrammar
@@ -64,11 +71,49 @@ from ..tools.xml_respelled import (
 from ..tools.xml_scan import StateTags
 from ..tools.xml_variants import GcmlGrammar, HyV3Grammar, Step3Grammar
 from ..tools.xtml import KimiK3Grammar
+from .checks_json import reader_offsets, reader_parts_replay, scanner_reachable
 from .engine import Child, Existing, Poly, Schema, register
 from .fields import Bool, Choice, Context, Empty, Enum, Int, List, Opt, Pairs, Plain, Spec, Str, Tup
-from .schema_core import NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
+from .rules import at_most, each, held_cap, needs, one_of, only_when, rule
+from .schema_core import HELD, HELD_TEXTS, NAME, NAT, OPT_NAT, OPT_TEXT, OPT_TEXTS, TEXT, TEXTS
 
 _WIRING = frozenset({"_out", "_log", "_tools"})
+
+
+#: a count of held characters: within the cap (past it the next step releases the text)
+_HELD_COUNT = NAT.where(at_most(held_cap))
+
+
+def _frame(closers: str, expects: int, size: int) -> Any:
+    """A work-stack item: ``[closer, expectation, ...flags]`` as the grammar pushes them."""
+    def check(obj: Any, item: Any) -> str | None:
+        ok = (type(item) is list and len(item) == size and _closer(item[0], closers) and type(item[1]) is int
+              and 0 <= item[1] < expects and all(type(x) is bool or _closer(x, closers) for x in item[2:]))
+        return None if ok else "not an open bracket of this grammar"
+    return each(check)
+
+
+def _closer(x: Any, closers: str) -> bool:
+    return type(x) is str and len(x) == 1 and x in closers
+
+
+_PY_ESCAPE = rule(lambda o, v: re.fullmatch(r"(\\(x[0-9a-fA-F]?|u[0-9a-fA-F]{0,3}|U[0-9a-fA-F]{0,7}|[0-7]{0,2}))?", v)
+                  is not None, "not the start of an escape")
+def _value_tags(grammar: Any, value: Any) -> str | None:
+    """The open call's value tags are its schema's (rebuilt from the request's tools); after a
+    call, those of one of the tools offered: a snapshot cannot bring tags of its own."""
+    if value is None:
+        return None
+    names = [grammar._call_name] if grammar._call_name is not None else sorted(getattr(grammar._tools, "names", None) or ())
+    for name in names:
+        expected = grammar._schema_value_tags(name)
+        if expected is not None and expected.tags == value.tags:
+            return None
+    return "value tags that are not the schema's of an offered tool"
+
+
+_FOUND = rule(lambda o, v: all(len(hit) == 2 and -1 <= hit[1] <= len(o._buf) and 0 <= hit[0] <= len(o._buf)
+                               for hit in v.values()), "a cached search outside the buffer")
 _PENDING = Opt(Tup((NAME, Opt(NAME), OPT_NAT)))
 _INT = Int()
 
@@ -169,12 +214,12 @@ class TreeNode(Spec):
 
 _XML_FIELDS = {
     "_state": Enum(SEEK_CALL, CALL_NAME, CALL_ATTRS, CALL_BODY, PARAM_KEY, PARAM_ATTRS, VALUE_OPEN, VALUE, SKIP_CALL, DONE),
-    "_buf": TEXT,
-    "_pos": NAT,
+    "_buf": HELD,
+    "_pos": NAT.where(at_most("_buf")),
     "_markers_seen": Bool(),
     "_last_pos": OPT_NAT,
     "_stray": TEXTS,
-    "_stray_chars": NAT,
+    "_stray_chars": _HELD_COUNT,
     "_stray_reason": TEXT,
     "_name": TEXTS,
     "_key": TEXTS,
@@ -184,11 +229,11 @@ _XML_FIELDS = {
     "_value_is_string": Bool(),
     "_value_started": Bool(),
     "_value_parts": TEXTS,
-    "_value_chars": NAT,
-    "_found": Pairs(NAME, Tup(each=_INT, max=8)),
+    "_value_chars": _HELD_COUNT,
+    "_found": Pairs(NAME, Tup(each=_INT, max=8)).where(_FOUND),
     "_text_tags": Choice({"plain": lambda o: SYNTAX_TABLES[type(o)].text_tags,
                           "markers": lambda o: SYNTAX_TABLES[type(o)].text_tags_after_markers}),
-    "_value_tags": ValueTags(),
+    "_value_tags": ValueTags().where(_value_tags),
 }
 _XML_DERIVED = _WIRING | {"_syn", "_trim", "_transitions"}
 _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTagGrammar, DeepSeekV41Grammar,
@@ -196,7 +241,7 @@ _XML = (DsmlGrammar, GlmGrammar, Qwen3CoderGrammar, MiniMaxM2Grammar, TeleChatTa
         KimiK3Grammar, RflParametersGrammar)
 
 _MARKED_FIELDS = {
-    "_state": Int(0, 15),
+    "_state": Int(0, 15).where(needs("_args", marked.ARGS)),
     "_chars": NAT,
     "_args": Opt(Child(_json_args)),
     "_open_call": Bool(),
@@ -222,8 +267,11 @@ _ENVELOPE_FIELDS = {
 }
 _ENVELOPE_DERIVED = frozenset({"_out", "_log", "_skip", "_name_set", "_args_set", "name_keys", "args_keys"})
 _GEMMA_FIELDS = {
-    "_state": Int(0, 3), "_head": TEXTS, "_head_len": NAT, "_stack": List(Plain(1)), "_in_string": Bool(),
-    "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(), "_maybe_quote": TEXT, "_emitted": TEXTS,
+    "_state": Int(0, 3).where(needs("_stack", gemma_states.BODY)), "_head": TEXTS, "_head_len": NAT,
+    "_stack": List(Plain(1)).where(_frame("}]", 4, 3)), "_in_string": Bool(),
+    "_string_is_key": Bool(), "_word": TEXTS, "_word_is_key": Bool(),
+    "_maybe_quote": TEXT.where(rule(lambda o, v: len(v) < len(o.quote) and o.quote.startswith(v), "not a quote's prefix")),
+    "_emitted": TEXTS,
     "_open_call": Bool(), "_stray": Existing(), "_fail_reason": OPT_TEXT,
 }
 
@@ -241,26 +289,28 @@ register(
     Schema("json.envelope.internlm2", (InternLM2Grammar,), {**_ENVELOPE_FIELDS, "_code": TEXTS, "_kind": Opt(NAME)},
            derived=_ENVELOPE_DERIVED),
     Schema("mistral", (MistralGrammar,), {
-        "_state": Int(0, 6), "_name": TEXTS, "_name_len": NAT, "_call_id": TEXTS, "_args": Opt(Child(_json_args)),
+        "_state": Int(0, 6).where(needs("_args", mistral_states._M_ARGS, unless=lambda o: o._verbatim is not None),
+                                 needs("_envelope", mistral_states._M_ENVELOPE)), "_name": TEXTS, "_name_len": NAT, "_call_id": TEXTS, "_args": Opt(Child(_json_args)),
         "_envelope": Opt(Child(lambda g, data: JsonEnvelopeGrammar(g._out, g._log))), "_stray": Existing(),
         "_fail_reason": OPT_TEXT, "_pending": _PENDING, "_verbatim": OPT_TEXT,
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("name_keyed", (NameKeyedJsonGrammar,), {
-        "_state": Int(0, 5), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
+        "_state": Int(0, 5).where(needs("_args", name_keyed_states.ARGS)), "_depth": NAT, "_key": TEXTS, "_escaped": Bool(), "_args": Opt(Child(_json_args)),
         "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log", "_strict"})),
     Schema("gemma", (Gemma4Grammar, FunctionGemmaGrammar), _GEMMA_FIELDS, derived=frozenset({"_out", "_log"})),
     Schema("minimax_m3", (MiniMaxM3Grammar,), {
-        "_state": Int(0, 4), "_buf": TEXT, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
-        "_held": NAT, "_stray": Existing(), "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
+        "_state": Int(0, 4).where(needs("_stack", m3_states.ELEMENT)), "_buf": HELD, "_call": Opt(NAME), "_args": NAT, "_stack": List(TreeNode(), max=M3_MAX_DEPTH),
+        "_held": _HELD_COUNT, "_stray": Existing(), "_skip_reason": OPT_TEXT, "_pos": OPT_NAT,
     }, derived=_WIRING),
     Schema("pythonic", (PythonicGrammar,), {
-        "_state": Int(0, 8), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
+        "_state": Int(0, 8).where(needs("_value", pythonic_states.VALUE)), "_bracketed": Bool(), "_name": TEXTS, "_name_len": NAT, "_key": TEXTS,
         "_args_out": TEXTS, "_value": Opt(Child(lambda g, data: PyLiteral(g._args_out.append))),
         "_first_arg": Bool(), "_open_call": Bool(), "_calls": NAT, "_stray": Existing(), "_fail_reason": OPT_TEXT,
     }, derived=frozenset({"_out", "_log"})),
     Schema("pyliteral", (PyLiteral,), {
-        "_stack": List(Plain(1), max=4096), "_quote": Str(1), "_escape": Str(16), "_word": TEXT, "_key_word": Bool(),
+        "_stack": List(Plain(1), max=4096).where(_frame("]})", 4, 4)), "_quote": Str(1).where(one_of("", "'", '"')),
+        "_escape": Str(16).where(only_when(lambda o: bool(o._quote), "inside a string"), _PY_ESCAPE), "_word": TEXT, "_key_word": Bool(),
         "done": Bool(),
     }, derived=frozenset({"_emit"})),
     Schema("choice.dots", (DotsGrammar,), {
@@ -276,7 +326,7 @@ register(
         "_fed": NAT, "_held": TEXT, "emitted": Bool(), "_scanner": Existing(),
     }, derived=frozenset({"_out", "_strict", "_log"})),
     Schema("json.scanner", (JsonValueScanner,), {
-        "_state": Int(0, 10), "_stack": List(Bool(), max=100_000), "_string_is_key": Bool(), "_escape": Str(16),
+        "_state": Int(0, 10).where(lambda o, v: scanner_reachable(o)), "_stack": List(Bool(), max=100_000), "_string_is_key": Bool(), "_escape": Str(16),
         "_scalar": TEXTS, "_scalar_chars": NAT, "_offset": NAT, "_base": _INT,
         "_sink": Choice({"none": lambda o: None}), "_raw": Choice({"none": lambda o: None}),
         "_stop": Choice({"strict": lambda o: STRING_STOP, "lenient": lambda o: STRING_STOP_LENIENT}),
@@ -285,12 +335,13 @@ register(
     Schema("json.envelope_reader", (EnvelopeReader,), {
         "errors": StreamErrors(), "failed": Bool(), "failed_in_arguments": Bool(), "ignored": List(Tup((TEXT, TEXT))),
         "args_written": Bool(), "rest_index": Int(-1), "rest_prefix": TEXT, "_state": Int(0, 11), "_in_array": Bool(),
-        "_offset": NAT, "_value": Opt(Child(_scanner)), "_value_origin": NAT, "_role": Int(0, 5),
+        "_offset": NAT.where(reader_offsets), "_value": Opt(Child(_scanner)), "_value_origin": NAT, "_role": Int(0, 5),
         "_streaming": Choice({"none": lambda o: None, "value": lambda o: o._value}),
         "_plain_string_search": Choice({"none": lambda o: None, "strict": lambda o: STRING_STOP.search,
                                         "lenient": lambda o: STRING_STOP_LENIENT.search}),
-        "_parts_chars": NAT, "_held_args_chars": NAT, "_parts": TEXTS, "_held_args": TEXTS, "_source_tail": TEXTS,
-        "_source_tail_chars": NAT, "_key": TEXT, "_events": Empty(), "_args_emitted": Bool(), "_saw_args": Bool(),
+        "_parts_chars": NAT, "_held_args_chars": _HELD_COUNT,
+        "_parts": TEXTS.where(reader_parts_replay), "_held_args": TEXTS, "_source_tail": HELD_TEXTS,
+        "_source_tail_chars": _HELD_COUNT, "_key": TEXT, "_events": Empty(), "_args_emitted": Bool(), "_saw_args": Bool(),
         "_saw_name": Bool(), "_name": Opt(TEXT),
     }, derived=frozenset({"name_keys", "args_keys", "allow_array", "strict", "max_chars", "max_depth"})),
 )
