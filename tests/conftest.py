@@ -10,6 +10,8 @@ import budget  # noqa: E402  (tests/ on the path first)
 #: what only the full run collects (pytest --full; CI runs it): real engines and what needs them
 FULL_ONLY = ("engines", "test_formats_vs_vllm.py")
 
+pytest_plugins = ["pytester"]  # test_budget runs small sessions with this conftest
+
 budget.register_profiles()
 
 
