@@ -14,7 +14,10 @@ the deselected items are reported as deselected):
 * ``@pytest.mark.sweep("param", keep=(...), extra=1)``: of a parametrized test's values of
   ``param``, the default run keeps the ``keep`` values (without ``keep``: the first and the
   last) plus ``extra`` others, chosen by a hash of the other parameters, so that across the
-  other parameters every value is still run; the full run runs all of them.
+  other parameters every value is still run; the full run runs all of them. As a module's
+  ``pytestmark`` it sweeps the module's tests that have the parameter.
+* two-way splits of a response (:func:`split_points`): every boundary in the full run, a
+  spread of them in the default run.
 * hypothesis: two settings profiles, ``tokenparse-default`` and ``tokenparse-full`` (loaded
   before any test module is imported, so decorators inherit them). The default run cuts each
   property test's ``max_examples`` to :func:`default_examples` of it; the full run keeps the
@@ -36,6 +39,12 @@ FLOOR = 10
 
 FULL_ENV = "TOKENPARSE_FULL_TESTS"
 
+#: whether this run is the full run (conftest sets it before any test module is imported)
+FULL = False
+
+#: the default run cuts a response at most this many ways (:func:`split_points`)
+DEFAULT_SPLITS = 16
+
 
 def full_requested(config: Any) -> bool:
     return bool(config.getoption("--full")) or os.environ.get(FULL_ENV) == "1"
@@ -44,6 +53,16 @@ def full_requested(config: Any) -> bool:
 def default_examples(own: int) -> int:
     """A property test's example count in the default run, from the count it asks for."""
     return own if own <= FLOOR else max(FLOOR, own // DIVISOR)
+
+
+def split_points(n: int) -> range | list[int]:
+    """Where a test splits ``n`` IDs in two: every boundary in the full run; in the default
+    run every boundary of a short response, else ``DEFAULT_SPLITS`` spread over it (the
+    first and last boundaries included: tags sit at the ends)."""
+    if FULL or n - 1 <= DEFAULT_SPLITS:
+        return range(1, n)
+    step = (n - 1) / (DEFAULT_SPLITS - 1)
+    return sorted({1 + round(i * step) for i in range(DEFAULT_SPLITS - 1)} | {n - 1})
 
 
 def register_profiles() -> None:
@@ -79,7 +98,9 @@ def sweep_deselected(items: list[Any]) -> set[int]:
         for mark in item.iter_markers("sweep"):
             name = mark.args[0]
             if callspec is None or name not in callspec.params:
-                raise ValueError(f"{item.nodeid}: @pytest.mark.sweep({name!r}) names no parameter of the test")
+                if mark in getattr(getattr(item, "function", None), "pytestmark", ()):  # (a module's pytestmark
+                    raise ValueError(f"{item.nodeid}: @pytest.mark.sweep({name!r}) names no parameter of the test")
+                continue  # sweeps the tests that have the parameter)
             others = tuple(sorted((k, repr(v)) for k, v in callspec.params.items() if k != name))
             group = (item.path, getattr(item, "originalname", item.name), name, others)
             value = repr(callspec.params[name])

@@ -28,6 +28,7 @@ def pytest_configure(config):
     from hypothesis import settings
 
     settings.load_profile("tokenparse-full" if full else "tokenparse-default")
+    budget.FULL = full
     if full:
         os.environ[budget.FULL_ENV] = "1"
 

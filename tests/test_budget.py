@@ -46,8 +46,9 @@ def test_first_and_last(chunking):
 def sample(pytester, monkeypatch, request):
     # the inner sessions load a hypothesis profile and may set FULL_ENV: both put back after
     monkeypatch.setenv(budget.FULL_ENV, "0")
-    request.addfinalizer(lambda: settings.load_profile(
-        "tokenparse-full" if budget.full_requested(request.config) else "tokenparse-default"))
+    full = budget.full_requested(request.config)
+    request.addfinalizer(lambda: settings.load_profile("tokenparse-full" if full else "tokenparse-default"))
+    monkeypatch.setattr(budget, "FULL", full)
     for name in ("conftest.py", "budget.py"):
         shutil.copy(HERE / name, pytester.path / name)
     pytester.makepyfile(test_sample=SAMPLE)
@@ -108,3 +109,13 @@ def test_cap_examples_cuts_a_property_test_once():
     prop()
     assert 0 < len(calls) <= budget.default_examples(200)
     assert not budget.cap_examples(test_cap_examples_cuts_a_property_test_once)
+
+
+def test_split_points_spread_over_the_response(monkeypatch):
+    monkeypatch.setattr(budget, "FULL", False)
+    assert list(budget.split_points(10)) == list(range(1, 10))
+    points = list(budget.split_points(500))
+    assert len(points) <= budget.DEFAULT_SPLITS and points[0] == 1 and points[-1] == 499
+    assert max(b - a for a, b in zip(points, points[1:])) <= 500 // (budget.DEFAULT_SPLITS - 2)
+    monkeypatch.setattr(budget, "FULL", True)
+    assert list(budget.split_points(500)) == list(range(1, 500))
