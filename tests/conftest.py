@@ -5,17 +5,36 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+import budget  # noqa: E402  (tests/ on the path first)
+
 #: what only the full run collects (pytest --full; CI runs it): real engines and what needs them
 FULL_ONLY = ("engines", "test_formats_vs_vllm.py")
+
+pytest_plugins = ["pytester"]  # test_budget runs small sessions with this conftest
+
+budget.register_profiles()
 
 
 def pytest_addoption(parser):
     parser.addoption("--full", action="store_true", default=False,
-                     help="also run the engine tests (vLLM, transformers, Ray, verl) and the tests marked slow")
+                     help="the full run (CI): also the engine tests (vLLM, transformers, Ray, verl), the tests "
+                          "marked slow, every sweep whole and every property test's own example count")
+
+
+def pytest_configure(config):
+    """Before any test module is imported: the hypothesis profile of this run (decorators
+    inherit it), and the run's size for the subprocesses a test starts (pytest in pytest)."""
+    full = _full(config)
+    from hypothesis import settings
+
+    settings.load_profile("tokenparse-full" if full else "tokenparse-default")
+    budget.FULL = full
+    if full:
+        os.environ[budget.FULL_ENV] = "1"
 
 
 def _full(config) -> bool:
-    return config.getoption("--full") or os.environ.get("TOKENPARSE_FULL_TESTS") == "1"
+    return budget.full_requested(config)
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -28,12 +47,25 @@ def pytest_ignore_collect(collection_path, config):
 
 
 def pytest_collection_modifyitems(config, items):
+    """The default run: slow tests and the swept-out values deselected, property tests cut
+    (see budget.py). A module left with no test at all is refused: every area still runs."""
     if _full(config):
         return
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    if slow:
-        config.hook.pytest_deselected(items=slow)
-        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    swept = budget.sweep_deselected(items)
+    for item in items:
+        budget.cap_examples(getattr(item, "obj", None))
+    out = [item for index, item in enumerate(items) if index in swept or item.get_closest_marker("slow")]
+    if not out:
+        return
+    gone = {id(item) for item in out}
+    kept = [item for item in items if id(item) not in gone]
+    if not any("::" in arg for arg in config.args):  # whole modules were asked for
+        empty = {str(item.path) for item in out} - {str(item.path) for item in kept}
+        if empty:
+            raise pytest.UsageError(f"no test of {', '.join(sorted(empty))} runs in the default run: "
+                                    "keep one (mark fewer tests slow)")
+    config.hook.pytest_deselected(items=out)
+    items[:] = kept
 
 
 @pytest.fixture(scope="session")

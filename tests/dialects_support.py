@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+import budget
 from streaming import chunk_sizes, cut
 from tokenparse import ChatMessage, DeltaMessage
 from tokenparse.tokenizers.table import TokenTable
@@ -69,7 +70,7 @@ def chunkings(ids: Sequence[int], *, splits: bool = True, seed: int = 7) -> Iter
     for label, sizes in chunk_sizes(len(ids), seeds=(seed,)):
         yield label, cut(ids, sizes)
     if splits:
-        for k in range(1, len(ids)):
+        for k in budget.split_points(len(ids)):  # every boundary in the full run, a spread by default
             yield f"split {k}", [ids[:k], ids[k:]]
 
 

@@ -19,6 +19,7 @@ def run_anthropic(steps, message, **options):
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.sweep("seed", keep=(None, 0))  # the default run: whole, one cut and one turning; --full: all
 @pytest.mark.parametrize("seed", SEEDS)
 def test_events_reassemble_to_message(name, seed):
     script = SCRIPTS[name]

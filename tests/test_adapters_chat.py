@@ -38,6 +38,7 @@ def chat_view(msg, reasoning_field):
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.sweep("seed", keep=(None, 0))  # the default run: whole, one cut and one turning; --full: all
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("reasoning_field", ["reasoning_content", "reasoning"])
 def test_chunks_reassemble_to_message(name, seed, reasoning_field):

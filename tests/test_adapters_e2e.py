@@ -195,6 +195,7 @@ def check_all_adapters(steps, message, *, prompt_tokens=5):
 
 
 @pytest.mark.parametrize("example", sorted(HARMONY_EXAMPLES))
+@pytest.mark.sweep("chunking", keep=("all", "size1"))  # the default run: two and one turning; --full: all
 @pytest.mark.parametrize("chunking", [name for name, _ in chunkings(10)])
 def test_gpt_oss(harmony_enc, example, chunking):
     messages, tools, finish = HARMONY_EXAMPLES[example]
@@ -223,6 +224,7 @@ def test_gpt_oss_length_cut(harmony_enc, cut):
 
 
 @pytest.mark.parametrize("stem, case, tools_kind", _fixture_examples())
+@pytest.mark.sweep("chunking", keep=("all", "size1"))  # the default run: two and one turning; --full: all
 @pytest.mark.parametrize("chunking", [name for name, _ in chunkings(10)])
 def test_text_dialect_fixtures(stem, case, tools_kind, chunking):
     data = json.loads((FIXTURES / f"{stem}.json").read_text())

@@ -70,6 +70,7 @@ def _both_paths(model, ids, sizes, tools, fmt, options, finish="stop", logprobs_
 
 
 @pytest.mark.parametrize("example", sorted(HARMONY_EXAMPLES))
+@pytest.mark.sweep("chunking", keep=("all", "size1"))  # the default run: two and one turning; --full: all
 @pytest.mark.parametrize("chunking", [name for name, _ in chunkings(10)])
 @pytest.mark.parametrize("fmt", sorted(CLASSES))
 def test_gpt_oss_every_chunking(harmony_encoding, example, chunking, fmt):
@@ -105,6 +106,7 @@ def _fixture_cases():
 
 
 @pytest.mark.parametrize("stem, case", _fixture_cases())
+@pytest.mark.sweep("chunking", keep=("all", "size1"))  # the default run: two and one turning; --full: all
 @pytest.mark.parametrize("chunking", ["all", "size1", "size3", "random1"])
 @pytest.mark.parametrize("fmt", sorted(CLASSES))
 def test_text_dialect_fixtures(stem, case, chunking, fmt):

@@ -25,6 +25,7 @@ def run_responses(steps, message, **options):
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
+@pytest.mark.sweep("seed", keep=(None, 0))  # the default run: whole, one cut and one turning; --full: all
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("builtin_tools", ["native", "function_call"])
 def test_events_reassemble_to_message(name, seed, builtin_tools):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from unittest import mock
 
+import budget
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -207,7 +208,8 @@ def test_both_outcomes_were_met():
     if not _seen["taken"] + _seen["left"]:
         pytest.skip("runs after test_mutated_rows_equal_the_full_parser")
     print("fast path taken / left to the full parser:", _seen)
-    assert _seen["taken"] >= 10 and _seen["left"] >= 50, _seen
+    taken, left = (10, 50) if budget.FULL else (1, 5)  # of 150 examples; the default run has a tenth
+    assert _seen["taken"] >= taken and _seen["left"] >= left, _seen
 
 
 def test_rows_the_fast_path_leaves_alone(model):

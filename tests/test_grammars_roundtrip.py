@@ -37,6 +37,7 @@ def calls(draw):
     return result
 
 
+@pytest.mark.sweep("name", extra=10)  # the default run: twelve profiles; --full: all
 @pytest.mark.parametrize("name", tokenparse.profile_names())
 def test_round_trip(name):
     c = case(name)

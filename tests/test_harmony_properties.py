@@ -1,7 +1,7 @@
 """Property tests (hypothesis) for the Harmony path over arbitrary token-ID sequences."""
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from streaming import check_token_ids, message_dict, reassemble, without_ids
 
@@ -15,8 +15,7 @@ ORDINARY = st.one_of(
 INVALID = st.sampled_from([-1, -200, 201088, 10**9])
 TOKEN = st.one_of(ORDINARY, ORDINARY, ORDINARY, st.sampled_from(STRUCTURAL), INVALID)
 
-settings.register_profile("tokenparse", deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-settings.load_profile("tokenparse")
+# (no deadline, and the example counts of the run: the profiles of tests/budget.py)
 
 
 def cut(ids, cuts):

@@ -98,6 +98,7 @@ def _assert_flat(profile: str, prefix: list[int], unit: list[int], what: str, si
     assert late <= early + 64_000, f"{what}: held {early} bytes after {4 * size} tokens, {late} after {40 * size}"
 
 
+@pytest.mark.sweep("shape", extra=2)  # 200k traced tokens each: the default run takes four shapes
 @pytest.mark.parametrize("shape", sorted(ISSUE_SHAPES))
 def test_issue_shapes_hold_flat_memory(shape, low_caps):
     profile, prefix, unit = ISSUE_SHAPES[shape]
@@ -149,6 +150,7 @@ def _cuts(profile: str):
         yield cut, prefix, list(model.table.encode(rng.choice(units)))
 
 
+@pytest.mark.slow  # ~10M traced tokens over the registry: the full run (the shapes above run by default)
 @pytest.mark.parametrize("profile", all_profiles())
 def test_registry_never_closing_output_holds_flat_memory(profile, low_caps):
     for cut, prefix, unit in _cuts(profile):

@@ -69,3 +69,14 @@ def test_parse_batch_gives_the_row_its_error(profile):
     assert results[0] == results[2] == model.parse(completion, prompt_token_ids=prompt)
     assert isinstance(results[1], InvalidTokenError) and results[1].row == 1
     assert "prompt_token_ids[%d] is not a token ID: -3" % len(prompt) in str(results[1])
+
+
+@pytest.mark.parametrize("bad", ["You are helpful.", 5, [7, True], [1.5]])
+def test_parse_batch_refuses_a_prompt_as_parse_does(bad):
+    # one owner of the prompt checks (prompt_id_list): a batch row's error is parse's error
+    model = registry_model("qwen3")
+    completion = model.table.encode("Hi there.")
+    with pytest.raises((TypeError, InvalidTokenError)) as raised:
+        model.parse(completion, prompt_token_ids=bad)
+    (result,) = model.parse_batch([completion], prompts=[bad])
+    assert type(result) is raised.type and str(result) == str(raised.value) and result.row == 0

@@ -48,6 +48,7 @@ _TAGS_ARE_TEXT = {
     or getattr(get_profile(name).dialect(), "tool_open_spellings", ())
 }
 EXAMPLES = int(os.environ.get("TOKENPARSE_PROPERTY_EXAMPLES", "25"))
+pytestmark = pytest.mark.sweep("profile", extra=12)  # the default run: fourteen profiles a test, turning; --full: all
 
 _settings = settings(
     max_examples=EXAMPLES,

@@ -73,6 +73,7 @@ def one_token_steps(ids):
     return [[t] for t in ids]
 
 
+@pytest.mark.slow  # every cut of every profile; test_single_resume_at_sampled_cut_points runs by default
 def test_every_cut_point_of_every_profile(examples):
     """One token per step, and after every step the parser is replaced by the one resumed from
     its snapshot: each step's deltas, the diagnostics and the result are identical."""

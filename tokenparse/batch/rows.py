@@ -226,9 +226,9 @@ def _decode_chunk(
             row = plain_id_list(row if type(row) is list else _checked_row(row))  # a bool is an invalid ID, as in parse
             toolset = shared if shared is not None else toolset_for(tool_rows[i])  # type: ignore[index]
             prompt = prompt_rows[i] if prompt_rows is not None else None
-            if prompt is not None and type(prompt) is not list:
-                prompt = _checked_row(prompt)
-            prompt = prompt_id_list(prompt)  # an item that is no token ID: this row's error
+            # a column's cell (Arrow, NumPy) as a list here; every check is prompt_id_list's,
+            # as in Model.parse: an item that is no token ID is this row's error
+            prompt = prompt_id_list(_row_ids(prompt) if prompt is not None else None)
             assembler = Assembler(toolset, log, id_factory=id_factory)
             decoder = make_decoder(make_router(assembler, log, toolset), log, prompt)
             decoder.feed(row)
