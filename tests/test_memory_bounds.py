@@ -214,6 +214,7 @@ def _number_that_never_ends(profile: str) -> tuple[list[int], list[int]]:
     return _ids(profile, pieces), list(table.encode("1111"))
 
 
+@pytest.mark.sweep("profile", keep=("gpt-oss", "beam", "qwen3-coder"), extra=3)  # --full: every profile
 @pytest.mark.parametrize("profile", all_profiles())
 def test_registry_number_past_the_cap(profile, low_caps):
     """A JSON number (or typed value) that never ends, in every profile's own call spelling:
@@ -246,6 +247,7 @@ def test_registry_number_past_the_cap(profile, low_caps):
             assert "buffer_limit" in [d.code for d in seen], (profile, step, [d.code for d in seen])
 
 
+@pytest.mark.sweep("profile", keep=("gpt-oss", "beam", "qwen3-coder"), extra=3)  # --full: every profile
 @pytest.mark.parametrize("profile", all_profiles())
 def test_registry_diagnostics_are_bounded(profile, low_caps):
     """Every profile: 300 IDs outside the vocabulary (a diagnostic each, in lenient mode)
@@ -271,6 +273,7 @@ def test_registry_diagnostics_are_bounded(profile, low_caps):
         assert len(kept) <= 6 * len(set(codes))
 
 
+@pytest.mark.sweep("profile", keep=("gpt-oss", "beam", "qwen3-coder"), extra=3)  # --full: every profile
 @pytest.mark.parametrize("profile", all_profiles())
 def test_registry_never_closing_output_loses_nothing(profile, low_caps):
     """At each sampled cut of the profile's well-formed response, a word repeated far past
