@@ -113,7 +113,7 @@ def _prompt(model, name: str) -> list[int]:
 
 
 def test_gguf_vocabulary_profiles_are_found():
-    assert {"qwen3", "qwen3-coder"} <= set(PROFILES["qwen3"]) and PROFILES["gpt-oss"] == ["gpt-oss"]
+    assert {"qwen3", "qwen3-coder"} <= set(PROFILES["qwen3"]) and "gpt-oss" in PROFILES["gpt-oss"]
 
 
 def test_llama_server_samples_the_profiles_gbnf(gguf):
