@@ -30,6 +30,8 @@ TOKENIZER_OF = {
        if row.name not in ("qwen3", "qwen3-coder", "qwen3.5", "gpt-oss", "mistral") and not row.name.startswith("deepseek")},
     # built on a bundled vocabulary: Holo2 is Qwen3-VL's, DeepSeek V4.1 DeepSeek V4's
     "holo2": "qwen", "deepseek-v4.1": "deepseek",
+    # Harmony's framing on o200k_harmony (the row loads that vocabulary)
+    "beam": "harmony",
 }
 #: formats whose tags are ordinary text (or that have none): no tag is one token (Kimi K3's
 #: tags are its anchor tokens around words, like DSML's)
