@@ -80,6 +80,15 @@ def harmony_encoding():
 
 
 @pytest.fixture(scope="session")
+def examples(encode_harmony):
+    """Every profile's worked example, name -> (model, IDs), built once a run (test_snapshot,
+    test_batch and test_bulk_paths use it)."""
+    from test_snapshot import build_examples
+
+    return build_examples(encode_harmony)
+
+
+@pytest.fixture(scope="session")
 def gpt_oss():
     import tokenparse
 

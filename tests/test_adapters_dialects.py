@@ -294,7 +294,7 @@ def _sizes(n):
 
 
 @pytest.mark.parametrize("name", sorted(set(EXAMPLES) & set(profile_names())))
-@pytest.mark.sweep("chunking", keep=("all", "size1"))  # the default run: two and one turning; --full: all
+@pytest.mark.sweep("chunking", keep=("all", "size1"), extra=0)  # the default run: two (the other five: test_adapters_fast_path, test_adapters_e2e); --full: all
 @pytest.mark.parametrize("chunking", ["all", "size1", "size2", "size3", "size7", "random0", "random1"])
 def test_dialect_through_every_adapter(name, chunking):
     model, ids = load_example(name)

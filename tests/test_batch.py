@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from test_adapters_dialects import OFFERED
-from test_snapshot import examples  # noqa: F401  (the fixture)
 
 import tokenparse
 from tokenparse.batch import decode_rows, rows_from

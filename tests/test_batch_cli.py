@@ -86,6 +86,7 @@ def test_jsonl_to_jsonl(tmp_path, rows, gpt_oss, strict):
         assert records[0]["diagnostics"] >= 1
 
 
+@pytest.mark.slow  # a worker pool (~6 s): the full run; test_jsonl_to_parquet_and_empty_input runs by default
 def test_parquet_both_ways_and_workers(tmp_path, rows, gpt_oss):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")

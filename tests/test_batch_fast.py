@@ -58,6 +58,7 @@ def check(model, row, *, prompt=None, tools=TOOLS, strict=False):
     return True
 
 
+@pytest.mark.sweep("profile", keep=("qwen3", "deepseek-v3", "jamba"), extra=0)  # the default run: one family each; --full: all
 @pytest.mark.parametrize("profile", SERVED)
 @settings(max_examples=max(EXAMPLES * 2, 40), deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])

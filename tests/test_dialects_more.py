@@ -53,6 +53,8 @@ class Row:
     tool_ends_reasoning: bool = False
 
 
+pytestmark = pytest.mark.sweep("row", extra=10)  # the default run: twelve rows a test, turning; --full: all
+
 ROWS = [
     Row("seed-oss", "placeholder", ("<seed:think>", "</seed:think>", "<seed:tool_call>", "</seed:tool_call>"),
         "<seed:think>Check the weather.</seed:think>Sure.<seed:tool_call>\n<function=get_weather>\n"

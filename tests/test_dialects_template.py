@@ -115,6 +115,7 @@ print("RESULT" + json.dumps(out))
     return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT"))[len("RESULT"):])
 
 
+@pytest.mark.slow  # starts vLLM's Python (~7 s): the full run; the streaming test above runs by default
 @pytest.mark.parametrize("index", range(len(CASES)))
 def test_same_message_as_vllms_response_template_parser(index, vllm_parsed):
     template, text = CASES[index]

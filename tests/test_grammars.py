@@ -85,7 +85,7 @@ def case(name: str) -> Case:
     return _CASES[name]
 
 
-@pytest.mark.sweep("name", extra=6)  # the default run: eight profiles a form, turning; --full: all
+@pytest.mark.sweep("name", extra=3)  # the default run: five profiles a form, turning; --full: all
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("name", PROFILES)
 def test_accepts_the_worked_example_and_calls(name, form):
@@ -101,7 +101,7 @@ def test_accepts_the_worked_example_and_calls(name, form):
     assert not accepts(form, model, c.calls(("get_time", [])), WEATHER_TOOLS, named)
 
 
-@pytest.mark.sweep("name", extra=6)  # the default run: eight profiles a form, turning; --full: all
+@pytest.mark.sweep("name", extra=3)  # the default run: five profiles a form, turning; --full: all
 @pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("name", PROFILES)
 def test_rejects(name, form):

@@ -31,8 +31,8 @@ GPT_OSS_TEXT = (
 )
 
 
-@pytest.fixture(scope="module")
-def examples(encode_harmony):
+def build_examples(encode_harmony):
+    """Every profile's worked example: name -> (model, IDs) (conftest's session fixture ``examples``)."""
     out = {"gpt-oss": (tokenparse.load("gpt-oss"), encode_harmony(GPT_OSS_TEXT))}
     for name in sorted(set(EXAMPLES) & set(tokenparse.profile_names())):
         out[name] = load_example(name)

@@ -424,6 +424,7 @@ def test_fill_frame_holds_no_references():
     assert (sys.getrefcount(text), sys.getrefcount(piece), sys.getrefcount(values[1])) == before
 
 
+@pytest.mark.slow  # a pytest run in pytest (~12 s): the full run; the C-vs-Python tests above run by default
 @pytest.mark.skipif(PURE, reason="this is the run the test starts")
 def test_the_body_step_suites_pass_on_the_pure_python_path():
     """The decoders' body steps, boundary and edge cases, and the tag dialects' plain steps,

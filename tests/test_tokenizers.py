@@ -648,6 +648,7 @@ def test_transformers_duck_typed(deepseek, deepseek_hf):
         assert slow.decode(slow.encode(text)) == text
 
 
+@pytest.mark.slow  # loads the DeepSeek tokenizer from each path kind (~6 s): the full run; test_transformers_duck_typed runs by default
 def test_hf_tokenizer_object_and_paths(deepseek, deepseek_hf, tmp_path):
     t = T.load_table(deepseek_hf)
     assert t.pieces == deepseek.pieces and t.added == deepseek.added

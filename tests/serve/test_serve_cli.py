@@ -61,6 +61,7 @@ def test_cli_errors(models, tmp_path):
     assert result.returncode == 2 and "invalid choice" in result.stderr
 
 
+@pytest.mark.slow  # two worker processes (~8 s): the full run; the gateway is served by default in the other serve tests
 def test_serve_command_with_two_workers(models, encode):
     port = free_port()
     with running(models / "gpt-oss") as bg:  # its stub engine serves the command's gateway

@@ -162,6 +162,7 @@ def test_prompt_reasoning(models, encode):
     assert prompt_reasoning(tokenparse.load("gpt-oss"), encode["gpt-oss"]("<|start|>assistant")) is True
 
 
+@pytest.mark.slow  # ~4 s: the full run; test_grammar_ends' GBNF end tests run by default
 def test_llamacpp_gbnf_stops_before_end_of_generation_tokens(models, encode, ends):
     """llama.cpp never matches an end-of-generation token against a grammar: Harmony's GBNF
     for llama.cpp stops before ``<|call|>`` and bans the other end IDs (``<|return|>``,

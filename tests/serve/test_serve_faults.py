@@ -132,6 +132,7 @@ def test_upstream_killed_before_the_first_token_is_502(bg, encode):
     assert status == 502 and json.loads(text)["error"]["type"] == "upstream_error"
 
 
+@pytest.mark.slow  # waits out a timeout (~6 s): the full run; test_serve_upstreams' timeout tests run by default
 def test_upstream_silent_times_out(impatient, encode):
     status, text = post(impatient, "/v1/chat/completions", chat_body(encode, delay_first=6), headers={})
     assert status == 504 and json.loads(text)["error"]["code"] == "upstream_timeout"

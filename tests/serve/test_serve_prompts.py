@@ -184,6 +184,7 @@ def test_qwen3_prompt_is_apply_chat_template(qwen3, models, chat):
     assert sorted(qwen3.stub.requests[-1]["stop_token_ids"]) == [151643, im_end]
 
 
+@pytest.mark.slow  # four transformers renderings (~8 s): the full run; the qwen3 prompt tests above run by default
 def test_qwen3_chat_template_kwargs_and_thinking(qwen3, models):
     from anthropic import Anthropic
     from openai import OpenAI

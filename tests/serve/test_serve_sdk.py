@@ -67,6 +67,7 @@ CHUNKS = [1, 3, 7, None]
 
 
 @pytest.mark.parametrize("chunk", CHUNKS)
+@pytest.mark.sweep("chunk", keep=(1, None))  # the default run: three chunkings a case, turning; --full: all
 @pytest.mark.parametrize("mode", ["create", "stream", "helper"])
 def test_chat(gateway, encode, chunk, mode):
     model, bg = gateway
