@@ -75,6 +75,24 @@ def test_muse_spark_call():
     assert result.calls == [("get_weather", '{"location": "Paris"}')]
 
 
+@pytest.mark.parametrize("profile", ["muse-spark", "muse-glimmer"])
+@pytest.mark.parametrize("recipient, reported", [
+    ("get_weather.get_weather", None), ("functions", None), ("functions.get_weather", None),
+    ("get_weather.get_weatherqz01x", "get_weather.get_weatherqz01x"), ("get_time", "get_time"),
+])
+def test_muse_recipient_beyond_the_calls_name_is_reported(profile, recipient, reported):
+    """A call message's recipient names its call; what it carries beyond that is reported
+    (found by the registry property test: the text after the name was dropped silently)."""
+    model = registry_model(profile)
+    text = (f'<|message|>plan<|eom|><|start|>assistant to={recipient}<|message|><atem:function_calls>'
+            '<atem:invoke name="get_weather"><atem:parameter name="location">Paris</atem:parameter></atem:invoke>'
+            '</atem:function_calls><|eom|>')
+    result = check_stream(model, _ids(profile, _pieces(text)), WEATHER_TOOLS)
+    assert result.calls == [("get_weather", '{"location": "Paris"}')]
+    found = [d.text for d in result.diagnostics if d.code == "header_text"]
+    assert found == ([] if reported is None else [reported])
+
+
 def _pieces(text: str) -> list[str]:
     import re
 

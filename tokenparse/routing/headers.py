@@ -115,7 +115,10 @@ class MessageHeaders:
         elif channel == TOOL:
             self._route = TOOL
             self._implicit_block = True  # the grammar closes with the message, or at the end
-            self._grammar = self._grammar_factory(self._out, self._log, self._tools)  # type: ignore[misc]
+            # the recipient is compared with the message's call: text it carries beyond the
+            # call's name is reported, never dropped silently
+            out = self._header_check = HeaderNameCheck(self._out, recipient or "")
+            self._grammar = self._grammar_factory(out, self._log, self._tools)  # type: ignore[misc]
             target = self._grammar.text
         if self._channel == CONTENT:
             self.text = target
@@ -132,6 +135,9 @@ class MessageHeaders:
             grammar, self._grammar = self._grammar, None
             self._implicit_block = False
             grammar.close(pos, False)
+        if self._route == TOOL and self._header_check is not None:
+            self._header_check.report(self._log, pos)
+            self._header_check = None
         self._route = None
         if self._channel == CONTENT:
             self.text = self._target
@@ -173,7 +179,9 @@ class HeaderNameCheck:
         self._out.reasoning(text)
 
     def tool_begin(self, name: str, **where: Any) -> None:
-        self.matched = self.matched or name == self.header
+        # Inkling's header is the name; a MuseGlimmer recipient names it as ``NAME``,
+        # ``NAME.NAME``, ``functions`` or ``functions.NAME``: every part is the name or the namespace
+        self.matched = self.matched or name == self.header or set(self.header.split(".")) <= {name, "functions"}
         self._out.tool_begin(name, **where)
 
     def tool_args(self, text: str) -> None:
