@@ -79,6 +79,7 @@ def test_muse_spark_call():
 @pytest.mark.parametrize("recipient, reported", [
     ("get_weather.get_weather", None), ("functions", None), ("functions.get_weather", None),
     ("get_weather.get_weatherqz01x", "get_weather.get_weatherqz01x"), ("get_time", "get_time"),
+    ("get_time more words", "assistant to=get_time more words"),  # reported whole once, as header words
 ])
 def test_muse_recipient_beyond_the_calls_name_is_reported(profile, recipient, reported):
     """A call message's recipient names its call; what it carries beyond that is reported

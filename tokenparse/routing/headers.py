@@ -103,7 +103,8 @@ class MessageHeaders:
     def _start_route(self, header: str, pos: int) -> None:
         found = _RECIPIENT.search(header)
         recipient = found.group(1) if found else None
-        if not _MUSE_HEADER.fullmatch(header):
+        reported = not _MUSE_HEADER.fullmatch(header)
+        if reported:
             self._drop(header, pos, "words in a message header")
         # a header without ``to=`` is the answer unless the dialect routes "" (Muse Spark: reasoning)
         recipients = self._recipients
@@ -117,7 +118,9 @@ class MessageHeaders:
             self._implicit_block = True  # the grammar closes with the message, or at the end
             # the recipient is compared with the message's call: text it carries beyond the
             # call's name is reported, never dropped silently
-            out = self._header_check = HeaderNameCheck(self._out, recipient or "")
+            out = self._out
+            if not reported:  # a header reported whole above is not reported again
+                out = self._header_check = HeaderNameCheck(self._out, recipient or "")
             self._grammar = self._grammar_factory(out, self._log, self._tools)  # type: ignore[misc]
             target = self._grammar.text
         if self._channel == CONTENT:
