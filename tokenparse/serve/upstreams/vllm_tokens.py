@@ -17,7 +17,7 @@ from typing import Any, AsyncIterator, ClassVar
 
 from ._http import get_ok, post_event_batches
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
-from .vllm import ChoiceReader, banned_bias, structured_outputs
+from .vllm import banned_bias, choice_steps, structured_outputs
 
 __all__ = ["VllmTokens", "generate_body", "generate_logprobs"]
 
@@ -73,20 +73,11 @@ class VllmTokens(Upstream):
     grammar_kind: ClassVar[str | None] = "structural_tag"
     extra_fields: ClassVar[frozenset[str]] = frozenset({"vllm_xargs", "priority", "cache_salt", *_SAMPLING_EXTRAS})
 
-    async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
+    def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
+        # choice_steps itself is the iterator (no generator of ours around it): one layer per step
         batches = post_event_batches(self.session, self.base_url + self.path, generate_body(request, self.model),
                                      timeout=self.timeout, headers=self.headers())
-        reader = ChoiceReader(generate_logprobs if request.logprobs is not None else None)
-        try:  # the reading loop of choice_steps, inlined: one async generator less per step
-            async for batch in batches:
-                step = reader.read(batch)
-                if step is not None:
-                    yield step
-                    if reader.done:
-                        return
-            yield reader.end()
-        finally:
-            await batches.aclose()
+        return choice_steps(batches, generate_logprobs if request.logprobs is not None else None)
 
     async def health(self) -> bool:
         return await get_ok(self.session, self.base_url + "/health", timeout=self.timeout, headers=self.headers())
