@@ -1,4 +1,4 @@
-"""The gateway's own streamed POST (tokenparse.serve.upstreams._stream) against scripted raw HTTP servers.
+"""The gateway's own streamed POST (tokenparse.serve.upstreams._stream and ._connection) against scripted raw HTTP servers.
 
 Each server here writes exact bytes (so framing, splits, early closes and malformed answers are
 what the test says), on 127.0.0.1, and records the requests and connections it saw."""
@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from tokenparse.serve.upstreams import _stream
+from tokenparse.serve.upstreams import _connection, _stream
 from tokenparse.serve.upstreams._http import post_events
 from tokenparse.serve.upstreams._stream import EventStreamClient
 from tokenparse.serve.upstreams.base import UpstreamError
@@ -263,7 +263,7 @@ def test_broken_answers_are_typed_errors(pieces, message):
 
 
 def test_a_line_over_the_cap_is_an_error(monkeypatch):
-    monkeypatch.setattr(_stream, "MAX_LINE", 64)
+    monkeypatch.setattr(_connection, "MAX_LINE", 64)
     long = b"data: " + b"x" * 200
 
     async def main():
@@ -344,3 +344,61 @@ def test_a_pooled_connection_closed_as_the_request_arrives_is_retried_once():
     assert first == second == EVENTS
     assert holder["s"].connections == 2 and len(holder["s"].requests) == 3
     assert fresh_attempts == 1
+
+
+def test_done_before_the_last_chunk_still_pools_the_connection():
+    """vLLM writes ``data: [DONE]`` and the answer's closing chunk separately: the reader is
+    done at [DONE]; the connection goes back to the pool when the closing chunk arrives."""
+    holder = {}
+    body = chunked(SSE)
+    last = b"0\r\n\r\n"
+    assert body.endswith(last)
+
+    async def main():
+        s = Script(lambda n: [HEAD_CHUNKED, body[:-len(last)], last], pause=0.05)
+        holder["s"] = s
+        async with s as url:
+            client = EventStreamClient(url)
+            try:
+                first = await collect(client)
+                await asyncio.sleep(0.2)
+                return first, await collect(client)
+            finally:
+                client.close()
+
+    first, second = run(main())
+    assert first == second == EVENTS and holder["s"].connections == 1
+
+
+def test_a_slow_reader_stops_the_reading(monkeypatch):
+    """A reader that does not keep up (a slow client behind the gateway) makes the
+    connection stop reading at PAUSE_BATCHES held batches: the engine's writes then wait in
+    the kernel's buffers and TCP's window, not in the gateway's memory."""
+    monkeypatch.setattr(_connection, "PAUSE_BATCHES", 8)
+    held: list[int] = []
+    take = _connection.EventConnection.take
+
+    def counting_take(self):
+        held.append(len(self._ready))
+        return take(self)
+
+    monkeypatch.setattr(_connection.EventConnection, "take", counting_take)
+    event = b"data: %d\n\n"
+    pieces = [HEAD_CHUNKED] + [b"%x\r\n%s\r\n" % (len(event % i), event % i) for i in range(300)] + [b"0\r\n\r\n"]
+
+    async def main():
+        async with Script(lambda n: pieces, pause=0.0005) as url:
+            client = EventStreamClient(url)
+            try:
+                got = []
+                async for batch in client.post_batches("/x", {}, timeout=10):
+                    got += batch
+                    await asyncio.sleep(0.01)  # slower than the engine
+                return got
+            finally:
+                client.close()
+
+    got = run(main())
+    assert got == [b"%d" % i for i in range(300)]
+    assert max(held) >= 8, "the reader fell behind (the test's premise)"
+    assert max(held) <= 8 + 2, max(held)

@@ -18,7 +18,8 @@ from typing import Any, AsyncGenerator
 import aiohttp
 import orjson
 
-from ._stream import MAX_LINE, EventStreamClient
+from ._connection import MAX_LINE
+from ._stream import EventStreamClient
 from .base import UpstreamError
 
 __all__ = ["post_events", "post_event_batches", "get_ok", "MAX_LINE", "loads"]

@@ -1,282 +1,46 @@
-"""The gateway's streamed POST to an engine: HTTP/1.1 on an asyncio transport, read as events.
+"""The gateway's streamed POSTs to one engine, on its own pooled HTTP/1.1 connections.
 
-Why not the HTTP client library the rest of the gateway uses: on the hot path every engine
-step costs one network read, and a general client spends most of the gateway's per-step
-CPU in its own Python layers (a response handler, a stream reader, a waiter helper) before
-the step reaches the parser (measured in ``benchmarks/bench_serve.py``). Here uvloop hands
-each read to :meth:`EventConnection.data_received`, httptools (C) removes the HTTP framing
-(chunked or not), the completed lines become one batch, and one future wakes the reader.
+:meth:`EventStreamClient.post_batches` sends a JSON POST on an :class:`~._connection.EventConnection`
+and yields, per network read, the data of the server-sent events that read completed.
+Why not aiohttp (which the gateway keeps for health checks and other small requests): per
+engine step, aiohttp's response handler, stream reader and waiter helpers were most of the
+gateway's Python on the hot path; reading with a protocol of our own costs 2.1 µs per
+event against aiohttp's 4.8 (``benchmarks/bench_http_stack.py``, client side) and took the
+gateway from 59.6 to 49.4 µs of CPU per streamed token at 32 Responses streams in front of
+vLLM (``benchmarks/bench_serve.py``; docs/serve.md has the tables).
 
-States of an :class:`EventConnection`::
-
-    CONNECTING ──connection_made──> IDLE ──send()──> WAITING (request written; no status yet)
-    WAITING ──headers──> STREAMING (2xx: body lines become batches) | ERROR_BODY (>= 400: body kept, capped)
-    STREAMING | ERROR_BODY ──message complete──> COMPLETE (keep-alive: back to the pool as IDLE)
-    any ──connection lost / parse error / close()──> CLOSED
-
-Buffers (one owner each, with their bounds):
-
-* ``_line``: the bytes of one not-yet-complete line, at most :data:`MAX_LINE` (a longer line
-  fails the request with :class:`UpstreamError`);
-* ``_ready``: the batches completed by reads the reader has not taken yet (the reader takes
-  them in order; the engine's TCP window bounds how far it can get ahead, since a
-  connection whose reader is behind by :data:`PAUSE_BATCHES` batches stops reading);
-* ``_error_body``: an error answer's body, at most :data:`ERROR_BODY` bytes kept.
-
-A pool (:class:`EventStreamClient`) keeps at most ``max_idle`` idle keep-alive connections
-per upstream; a connection whose response was not read to its end is closed, never reused
-(closing it is how the engine learns that the client went away and aborts the request).
+Pool rules: a connection goes back to the pool only when its answer was read to the end (a
+stream left after ``[DONE]`` goes back when the answer's last bytes arrive, within
+:data:`DRAIN_SECONDS`, else it is closed); at most ``max_idle`` idle connections are kept
+and one idle for :data:`IDLE_SECONDS` is closed instead of reused (servers drop idle
+connections after a few seconds: uvicorn after 5); a request whose pooled connection closes
+before the answer's headers is sent once more on a new connection (the server closed it
+while idle). A stream not read to its end (the client went away) closes its connection,
+which is how the engine learns to abort the request.
 """
 from __future__ import annotations
 
 import asyncio
 import ssl
-from collections import deque
 from typing import Any, AsyncGenerator
 from urllib.parse import urlsplit
 
-import httptools
 import orjson
 
+from ._connection import CLOSED, COMPLETE, ERROR_BODY_STATE, IDLE, STREAMING, WAITING, EventConnection
 from ._error import UpstreamError
 
-__all__ = ["EventStreamClient", "EventConnection", "MAX_LINE", "ERROR_BODY", "PAUSE_BATCHES", "IDLE_SECONDS",
-           "DRAIN_SECONDS"]
+__all__ = ["EventStreamClient", "IDLE_SECONDS", "DRAIN_SECONDS"]
 
-#: longest line accepted from an engine (a first chunk may carry the prompt's token IDs)
-MAX_LINE = 64 * 1024 * 1024
-#: bytes of an error answer kept (quoted in the UpstreamError)
-ERROR_BODY = 4000
-#: batches a connection holds for a slow reader before it stops reading from the engine
-PAUSE_BATCHES = 64
 #: an idle pooled connection older than this is closed, not reused
 IDLE_SECONDS = 4.0
 #: how long a stream that ended with ``[DONE]`` may take to send the answer's last bytes
 DRAIN_SECONDS = 5.0
 
-_CONNECTING, _IDLE, _WAITING, _STREAMING, _ERROR_BODY, _COMPLETE, _CLOSED = range(7)
-
-
-class EventConnection(asyncio.Protocol):
-    """One HTTP/1.1 connection to the engine; one request at a time."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, sse: bool = True) -> None:
-        self.loop = loop
-        self.state = _CONNECTING
-        self.transport: asyncio.Transport | None = None
-        self.parser: Any = None
-        self.sse = sse
-        self.status = 0
-        self.keep_alive = False
-        self.failure: UpstreamError | None = None
-        self.last_read = 0.0
-        self._line = b""
-        self._chunks: list[bytes] = []
-        self._ready: deque[list[bytes]] = deque()
-        self._error_body = bytearray()
-        self._waiter: asyncio.Future[None] | None = None
-        self._paused = False
-        self.done = False  # [DONE] seen or message complete
-        self.until_close = True  # no Content-Length, no chunks (yet): the answer ends with the connection
-        self.received = False  # the answer's status line and headers came
-        self.reused = False  # the request went on a pooled connection
-        self.idle_since = 0.0
-        self.on_complete: Any = None
-
-    # ------------------------------------------------------------------ transport callbacks
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        self.state = _IDLE
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        if self.state == _STREAMING and self.until_close and exc is None and not self.done:
-            try:
-                self.on_message_complete()  # an answer without length or chunks ends where the connection does
-            except UpstreamError as error:
-                self.failure = error
-        was = self.state
-        self.state = _CLOSED
-        if was in (_WAITING, _STREAMING, _ERROR_BODY) and not self.done and self.failure is None:
-            why = f": {exc}" if exc else ""
-            self.failure = UpstreamError(f"upstream closed the connection before the end of its answer{why}",
-                                         retryable=True)
-        self.wake()
-
-    def data_received(self, data: bytes) -> None:
-        self.last_read = self.loop.time()
-        if self.parser is None:
-            self._fail(UpstreamError(f"upstream sent {len(data)} bytes while no request was open"))
-            return
-        try:
-            self.parser.feed_data(data)
-        except httptools.HttpParserUpgrade:
-            self._fail(UpstreamError("upstream asked to upgrade the connection"))
-            return
-        except httptools.HttpParserError as exc:
-            cause = exc.__context__  # an error raised by a callback (a line too long) comes wrapped
-            self._fail(cause if isinstance(cause, UpstreamError) else UpstreamError(f"upstream sent malformed HTTP: {exc}"))
-            return
-        if self._chunks:
-            try:
-                self._lines()
-            except UpstreamError as exc:
-                self._fail(exc)
-
-    # ------------------------------------------------------------------ httptools callbacks
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        name = name.lower()
-        if name == b"content-length" or name == b"transfer-encoding":
-            self.until_close = False
-
-    def on_headers_complete(self) -> None:
-        self.status = self.parser.get_status_code()
-        self.keep_alive = self.parser.should_keep_alive()
-        self.received = True
-        self.state = _STREAMING if self.status < 400 else _ERROR_BODY
-        self.wake()
-
-    def on_body(self, body: bytes) -> None:
-        if self.state == _STREAMING:
-            self._chunks.append(body)
-        elif len(self._error_body) < ERROR_BODY:
-            self._error_body += body[:ERROR_BODY - len(self._error_body)]
-
-    def on_message_complete(self) -> None:
-        if self._chunks:
-            self._lines()
-        if self._line and self.state == _STREAMING and not self.done:
-            data = self._data(self._line)
-            self._line = b""
-            if data is not None and data != b"[DONE]":
-                self._ready.append([data])
-        self.done = True
-        self.state = _COMPLETE
-        self.wake()
-        if self.on_complete is not None:  # a connection released after [DONE], before the answer's end
-            self.on_complete(self)
-
-    # ------------------------------------------------------------------ reading
-
-    def _lines(self) -> None:
-        """The lines completed by this read's body bytes: one batch of event data."""
-        chunks = self._chunks
-        text = self._line + (chunks[0] if len(chunks) == 1 else b"".join(chunks))
-        chunks.clear()
-        if b"\n" not in text:
-            if len(text) > MAX_LINE:
-                raise UpstreamError(f"upstream sent a line longer than {MAX_LINE} bytes")
-            self._line = text
-            return
-        *lines, self._line = text.split(b"\n")
-        if len(self._line) > MAX_LINE:
-            raise UpstreamError(f"upstream sent a line longer than {MAX_LINE} bytes")
-        batch: list[bytes] = []
-        for line in lines:
-            if not line or line == b"\r" or self.done:
-                continue
-            data = self._data(line)
-            if data is None:
-                continue
-            if data == b"[DONE]":
-                self.done = True
-                continue
-            batch.append(data)
-        if batch:
-            self._ready.append(batch)
-            if len(self._ready) >= PAUSE_BATCHES and self.transport is not None and not self._paused:
-                self._paused = True
-                self.transport.pause_reading()
-        self.wake()
-
-    def _data(self, line: bytes) -> bytes | None:
-        line = line.strip()
-        if not line:
-            return None
-        if not self.sse:
-            return line
-        if line.startswith(b"data:"):
-            return line[5:].strip()
-        return None  # comments, event names, ids
-
-    def _fail(self, exc: UpstreamError) -> None:
-        if self.failure is None:
-            self.failure = exc
-        self.close()
-        self.wake()
-
-    def wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def wait(self) -> None:
-        """Until something changed (a batch, the headers, the end, a failure)."""
-        self._waiter = self.loop.create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
-
-    def take(self) -> list[bytes] | None:
-        """The oldest completed batch, if any."""
-        if not self._ready:
-            return None
-        batch = self._ready.popleft()
-        if self._paused and len(self._ready) < PAUSE_BATCHES // 2 and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        return batch
-
-    def error_text(self) -> str:
-        return bytes(self._error_body).decode("utf-8", "replace")
-
-    # ------------------------------------------------------------------ writing
-
-    def send(self, request: bytes) -> None:
-        assert self.transport is not None and self.state == _IDLE
-        self.parser = httptools.HttpResponseParser(self)
-        self.state = _WAITING
-        self.status = 0
-        self.done = False
-        self.failure = None
-        self.until_close = True
-        self.received = False
-        self.on_complete = None
-        self._line = b""
-        self._ready.clear()
-        self._error_body.clear()
-        self.last_read = self.loop.time()
-        self.transport.write(request)
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-        self.state = _CLOSED
-
-    @property
-    def pending(self) -> bool:
-        """Batches not taken yet."""
-        return bool(self._ready)
-
-    @property
-    def reusable(self) -> bool:
-        return self.state == _COMPLETE and self.keep_alive and self.failure is None and not self._ready
-
 
 class EventStreamClient:
-    """Streamed POSTs to one upstream base URL (``http://`` or ``https://``), with a small
-    pool of idle keep-alive connections.
-
-    Pool rules: a connection goes back to the pool only when its answer was read to the end
-    (a stream left after ``[DONE]`` goes back when the answer's last bytes arrive, within
-    :data:`DRAIN_SECONDS`, else it is closed); an idle connection older than
-    :data:`IDLE_SECONDS` is closed instead of reused (servers drop idle connections after a
-    few seconds: uvicorn after 5); a request whose pooled connection closes before any byte
-    of the answer is sent once more on a new connection (the server closed it while idle)."""
+    """Streamed POSTs to one upstream base URL (``http://`` or ``https://``, an optional path
+    prefix), with a pool of idle keep-alive connections (the rules are in the module's docstring)."""
 
     def __init__(self, base_url: str, *, max_idle: int = 256) -> None:
         parts = urlsplit(base_url)
@@ -304,7 +68,7 @@ class EventStreamClient:
         now = loop.time()
         while self._idle:
             conn = self._idle.pop()
-            if conn.state == _IDLE and conn.transport is not None and not conn.transport.is_closing() \
+            if conn.state == IDLE and conn.transport is not None and not conn.transport.is_closing() \
                     and now - conn.idle_since < IDLE_SECONDS:
                 conn.sse = sse
                 conn.reused = True
@@ -315,7 +79,7 @@ class EventStreamClient:
 
     def _release(self, conn: EventConnection) -> None:
         if conn.reusable and len(self._idle) < self.max_idle:
-            conn.state = _IDLE
+            conn.state = IDLE
             conn.parser = None
             conn.on_complete = None
             conn.idle_since = conn.loop.time()
@@ -327,7 +91,7 @@ class EventStreamClient:
         """``[DONE]`` came before the answer's end (its last chunk is on its way): pool the
         connection when that end arrives, close it if it does not within DRAIN_SECONDS."""
         def expire() -> None:
-            if conn.state != _COMPLETE:
+            if conn.state != COMPLETE:
                 conn.close()
 
         timer = conn.loop.call_later(DRAIN_SECONDS, expire)
@@ -357,7 +121,7 @@ class EventStreamClient:
                 raise UpstreamError(f"upstream {url} unreachable: {exc}", retryable=True) from exc
             conn.send(request)
             try:
-                while conn.state == _WAITING and conn.failure is None:
+                while conn.state == WAITING and conn.failure is None:
                     await conn.wait()
             except BaseException:
                 conn.close()
@@ -390,10 +154,10 @@ class EventStreamClient:
                 raise UpstreamError(f"upstream {url} sent nothing for {timeout:g} s", retryable=True) from exc
             if conn.failure is not None:
                 raise conn.failure
-            if conn.state == _ERROR_BODY or (conn.status >= 400 and conn.state != _CLOSED):
+            if conn.state == ERROR_BODY_STATE or (conn.status >= 400 and conn.state != CLOSED):
                 try:
                     async with asyncio.timeout(timeout):
-                        while not conn.done and conn.failure is None and conn.state != _CLOSED:
+                        while not conn.done and conn.failure is None and conn.state != CLOSED:
                             await conn.wait()
                 except TimeoutError:
                     pass  # quote what came
@@ -421,7 +185,7 @@ class EventStreamClient:
                     continue
                 if conn.failure is not None:
                     raise conn.failure
-                if conn.done or conn.state == _CLOSED:
+                if conn.done or conn.state == CLOSED:
                     return
                 if timed_out:
                     raise UpstreamError(f"upstream {url} sent nothing for {timeout:g} s", retryable=True)
@@ -430,9 +194,9 @@ class EventStreamClient:
             if watchdog is not None:
                 watchdog.cancel()
             if conn is not None:
-                if conn.state == _COMPLETE and conn.reusable:
+                if conn.state == COMPLETE and conn.reusable:
                     self._release(conn)
-                elif conn.done and conn.failure is None and conn.state == _STREAMING and not conn.pending:
+                elif conn.done and conn.failure is None and conn.state == STREAMING and not conn.pending:
                     self._release_when_complete(conn)
                 else:
                     conn.close()  # not read to its end: the engine aborts the request
