@@ -9,8 +9,10 @@ Two small comparisons, each run in one go on the same machine:
    process; an aiohttp client reads ``--requests`` streams, ``--concurrency`` at a time.
    Reported: the server process's CPU time per event (psutil).
 2. **Client side** (what the gateway reads from the engine): one aiohttp.web SSE server;
-   the client process reads the same streams with aiohttp and with httpx (``httpx``, or the
-   ``httpx2`` fork the openai SDK ships). Reported: the client's CPU time per event.
+   the client process reads the same streams with aiohttp, with the gateway's own reader
+   (``tokenparse.serve.upstreams._stream``: a uvloop protocol and httptools) and with httpx
+   (``httpx``, or the ``httpx2`` fork the openai SDK ships). Reported: the client's CPU
+   time per event.
 
 Run: ``python benchmarks/bench_http_stack.py [--events 200 --requests 64 --concurrency 32 --repeat 3]``.
 Medians of ``--repeat`` runs, with min-max.
@@ -82,6 +84,7 @@ async def sse(request):
     return r
 app = web.Application()
 app.router.add_get("/sse", sse)
+app.router.add_post("/sse", sse)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, loop=uvloop.new_event_loop())
 ''',
 }
@@ -120,6 +123,27 @@ async def read_aiohttp(url: str, requests: int, concurrency: int) -> int:
                     n += line.startswith(b"data: ")
                 return n
         return sum(await asyncio.gather(*(one() for _ in range(requests))))
+
+
+async def read_tokenparse(url: str, requests: int, concurrency: int) -> int:
+    """The gateway's own reader (tokenparse.serve.upstreams._stream): POST, one batch per read."""
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from tokenparse.serve.upstreams._stream import EventStreamClient
+
+    base, _, path = url.rpartition("/")
+    client = EventStreamClient(base)
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one() -> int:
+        async with sem:
+            n = 0
+            async for batch in client.post_batches("/" + path, {}, timeout=60):
+                n += len(batch)
+            return n
+    try:
+        return sum(await asyncio.gather(*(one() for _ in range(requests))))
+    finally:
+        client.close()
 
 
 async def read_httpx(url: str, requests: int, concurrency: int, module: str) -> int:
@@ -173,7 +197,8 @@ def main() -> None:
     print("client side (client process CPU, reading an aiohttp.web server):")
     proc, port = start("aiohttp", args.events)
     url = f"http://127.0.0.1:{port}/sse"
-    clients = {"aiohttp": lambda: read_aiohttp(url, args.requests, args.concurrency)}
+    clients = {"aiohttp": lambda: read_aiohttp(url, args.requests, args.concurrency),
+               "tokenparse": lambda: read_tokenparse(url, args.requests, args.concurrency)}
     for module in ("httpx", "httpx2"):
         try:
             importlib.import_module(module)

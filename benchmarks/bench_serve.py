@@ -27,7 +27,7 @@ CPU seconds of each server process are what is compared, medians with min-max ov
 ``--runs`` repeats.
 
     python benchmarks/bench_serve.py [--part vllm|stub|all] [--runs 3] \\
-        [--vllm-python .venv-vllm/bin/python] [--models DIR]
+        [--vllm-python .venv-vllm/bin/python] [--models DIR] [--vllm-port PORT] [--chart docs/serve.png]
 """
 from __future__ import annotations
 
@@ -285,9 +285,54 @@ def part_vllm(args: argparse.Namespace, models: Path, logs: Path) -> None:
         for (api, conc), row in results.items():
             print(f"{api:<10}{conc:>8}  {med(row['vllm']):>22}  {med(row['gw']):>22}  "
                   f"{med(row['ratio'], '{:.2f}'):>20}  {med(row['behind']):>22}")
+        if args.chart:
+            chart(args.chart, results, f"{args.runs} runs, python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+                                       f"load average {os.getloadavg()[0]:.1f} at the end")
     finally:
         stop(gw_proc)
         server.stop()
+
+
+def chart(path: str, results: dict[tuple[str, int], dict[str, list[float]]], machine: str) -> None:
+    """Bars: CPU µs per streamed token of vLLM's API server and of the gateway (median, min-max),
+    per API and stream count, labelled with the ratio; the goal (1/3) drawn on the ratio axis."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("\nno chart: matplotlib is not installed (pip install -e '.[bench]')")
+        return
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(results)
+    fig, (bars, ratios) = plt.subplots(1, 2, figsize=(12, 4.4), gridspec_kw={"width_ratios": [3, 2]})
+    width = 0.38
+    for k, (key, name) in enumerate((("vllm", "vLLM's API server"), ("gw", "tokenparse serve"))):
+        values = [sorted(results[g][key]) for g in groups]
+        mid = [statistics.median(v) for v in values]
+        xs = [i + (k - 0.5) * width for i in range(len(groups))]
+        bars.bar(xs, mid, width, yerr=[[m - v[0] for m, v in zip(mid, values)], [v[-1] - m for m, v in zip(mid, values)]],
+                 capsize=3, label=name)
+    labels = [f"{api}\n{conc} stream{'s' if conc > 1 else ''}" for api, conc in groups]
+    bars.set_xticks(range(len(groups)), labels)
+    bars.set_yscale("log")
+    bars.set_ylabel("CPU µs per streamed token (median, min-max)")
+    bars.set_title("CPU per token: the same scripted gpt-oss stream")
+    bars.legend()
+    mids = [statistics.median(results[g]["ratio"]) for g in groups]
+    ratios.bar(range(len(groups)), mids, 0.6, color="tab:orange")
+    for i, m in enumerate(mids):
+        ratios.annotate(f"{m:.2f}", (i, m), ha="center", va="bottom", fontsize=9)
+    ratios.axhline(1 / 3, color="black", linestyle="--", linewidth=1, label="goal: 1/3")
+    ratios.set_xticks(range(len(groups)), labels)
+    ratios.set_ylim(0, 0.6)
+    ratios.set_ylabel("gateway / vLLM API server")
+    ratios.set_title("ratio per run's median")
+    ratios.legend()
+    fig.suptitle(machine, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"\nchart written to {path}")
 
 
 # ------------------------------------------------------------------ (b) against the stub
@@ -372,6 +417,8 @@ def main() -> None:
     ap.add_argument("--vllm-python", default=os.environ.get("TOKENPARSE_VLLM_PYTHON") or str(REPO / ".venv-vllm/bin/python"))
     ap.add_argument("--vllm-port", type=int, help="use the gpt-oss vLLM server already on this port (default: start one)")
     ap.add_argument("--models", help="folder with the tiny model folders (default: built into a temp folder)")
+    ap.add_argument("--chart", default=str(REPO / "docs" / "serve.png"),
+                    help="where part (a) writes its chart (default docs/serve.png; empty: none)")
     args = ap.parse_args()
     logs = Path(tempfile.mkdtemp(prefix="bench-serve-"))
     if args.models:

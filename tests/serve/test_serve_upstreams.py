@@ -201,12 +201,16 @@ async def _events_with(writes, timeout):
     got: list[bytes] = []
     started = asyncio.get_running_loop().time()
     try:
-        async with aiohttp.ClientSession() as session:
-            try:
-                async for data in post_events(session, f"http://127.0.0.1:{port}/x", {}, timeout=timeout):
-                    got.append(data)
-            except UpstreamError as exc:
-                return got, str(exc), asyncio.get_running_loop().time() - started
+        from tokenparse.serve.upstreams._stream import EventStreamClient
+
+        client = EventStreamClient(f"http://127.0.0.1:{port}")
+        try:
+            async for data in post_events(client, "/x", {}, timeout=timeout):
+                got.append(data)
+        except UpstreamError as exc:
+            return got, str(exc), asyncio.get_running_loop().time() - started
+        finally:
+            client.close()
     finally:
         done.set()
         await runner.cleanup()

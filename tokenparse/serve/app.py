@@ -119,6 +119,8 @@ class Gateway:
                             timeout=self.config.upstream_timeout, api_key=self.config.upstream_api_key)
 
     async def shutdown(self) -> None:
+        if self.upstream is not None:
+            self.upstream.streams.close()
         if self.session is not None:
             await self.session.close()
 

@@ -16,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterator, ClassVar
 
+from ._error import UpstreamError
+from ._stream import EventStreamClient
+
 if TYPE_CHECKING:
     import aiohttp
 
@@ -65,15 +68,6 @@ class Step:
     completion_tokens: int | None = None
 
 
-class UpstreamError(Exception):
-    """The engine could not be reached, answered an error, sent something unreadable, or timed out."""
-
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
-        super().__init__(message)
-        self.status = status
-        self.retryable = retryable
-
-
 class Upstream:
     """Base class: one engine endpoint at ``base_url`` (no trailing ``/v1``), over ``session``."""
 
@@ -90,6 +84,8 @@ class Upstream:
         self.model = model
         self.timeout = timeout
         self.api_key = api_key
+        #: the streamed POSTs to this engine (own connections, see ._stream)
+        self.streams = EventStreamClient(self.base_url)
 
     def headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}

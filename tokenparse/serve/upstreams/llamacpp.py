@@ -33,7 +33,7 @@ finishing step; or a stop ID: its step, then the response is closed).
 from __future__ import annotations
 
 from contextlib import aclosing
-from typing import Any, AsyncGenerator, AsyncIterator, ClassVar, cast
+from typing import Any, AsyncIterator, ClassVar
 
 from ._http import get_ok, loads, post_events
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
@@ -107,8 +107,7 @@ class LlamaCppCompletion(Upstream):
         stop_ids = frozenset(request.stop_token_ids)
         top_n = request.logprobs or 0
         received = 0  # token IDs passed on so far
-        events = cast(AsyncGenerator[bytes, None], post_events(
-            self.session, self.base_url + self.path, body, timeout=self.timeout, headers=self.headers()))
+        events = post_events(self.streams, self.path, body, timeout=self.timeout, headers=self.headers())
         async with aclosing(events):  # leaving early closes the response: llama-server frees the slot
             async for data in events:
                 event = loads(data)

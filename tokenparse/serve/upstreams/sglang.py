@@ -104,7 +104,7 @@ class SglangGenerate(Upstream):
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         ids = NewIds()
-        async for data in post_events(self.session, self.base_url + self.path, sglang_body(request),
+        async for data in post_events(self.streams, self.path, sglang_body(request),
                                       timeout=self.timeout, headers=self.headers()):
             event = loads(data)
             if not isinstance(event, dict):

@@ -141,9 +141,8 @@ class VllmCompletions(Upstream):
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         limit = await self.max_model_len() if request.max_tokens is None else None
-        batches = post_event_batches(self.session, self.base_url + self.path,
-                                     completion_body(request, self.model, limit), timeout=self.timeout,
-                                     headers=self.headers())
+        batches = post_event_batches(self.streams, self.path, completion_body(request, self.model, limit),
+                                     timeout=self.timeout, headers=self.headers())
         reader = ChoiceReader(token_logprobs if request.logprobs is not None else None)
         try:  # the reading loop of choice_steps, inlined: one async generator less per step
             async for batch in batches:

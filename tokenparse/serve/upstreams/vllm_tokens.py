@@ -75,7 +75,7 @@ class VllmTokens(Upstream):
 
     def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         # choice_steps itself is the iterator (no generator of ours around it): one layer per step
-        batches = post_event_batches(self.session, self.base_url + self.path, generate_body(request, self.model),
+        batches = post_event_batches(self.streams, self.path, generate_body(request, self.model),
                                      timeout=self.timeout, headers=self.headers())
         return choice_steps(batches, generate_logprobs if request.logprobs is not None else None)
 
