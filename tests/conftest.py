@@ -1,6 +1,7 @@
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -91,8 +92,14 @@ def pytest_collection_modifyitems(config, items):
                                     "keep one (mark fewer tests slow)")
     config.hook.pytest_deselected(items=out)
     items[:] = kept
-    if hasattr(config, "workeroutput"):  # an xdist worker: its controller reports them (below)
-        config.workeroutput["tokenparse_deselected"] = [item.nodeid for item in out]
+
+
+def pytest_deselected(items):
+    """An xdist worker: the deselected tests (by the budget, -k or -m) go to the controller,
+    which reports them (below)."""
+    config = getattr(items[0], "config", None) if items else None
+    if hasattr(config, "workeroutput"):
+        config.workeroutput.setdefault("tokenparse_deselected", []).extend(item.nodeid for item in items)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -103,7 +110,8 @@ def pytest_testnodedown(node, error):
     deselected = getattr(node, "workeroutput", {}).get("tokenparse_deselected")
     if deselected and not getattr(config, "_tokenparse_deselected_reported", False):
         config._tokenparse_deselected_reported = True
-        config.hook.pytest_deselected(items=deselected)
+        # stand-ins for the worker's items: the terminal counts them, plugins read their attributes
+        config.hook.pytest_deselected(items=[SimpleNamespace(nodeid=nodeid) for nodeid in deselected])
 
 
 @pytest.fixture(scope="session")
