@@ -48,9 +48,12 @@ FULL_ENV = "TOKENPARSE_FULL_TESTS"
 #: whether this run is the full run (conftest sets it before any test module is imported)
 FULL = False
 
-#: the most workers the default run starts by itself (each collects the whole suite, builds its own
-#: session fixtures and holds its own tokenizers: about 1 GB; more than this gains little)
+#: the most workers the default run starts by itself (each collects the whole suite and builds its
+#: own session fixtures: more than this gains little)
 MAX_WORKERS = 4
+#: memory a worker may reach (its own tokenizers, the memory-bound checks): measured peak RSS
+#: ~4.2 GB with 2 workers, 5.3 GB in a serial run; the default run starts no more workers than fit
+WORKER_MEMORY = 4 << 30
 
 #: the default run cuts a response at most this many ways (:func:`split_points`)
 DEFAULT_SPLITS = 16
@@ -60,14 +63,15 @@ def full_requested(config: Any) -> bool:
     return bool(config.getoption("--full")) or os.environ.get(FULL_ENV) == "1"
 
 
-def parallel_workers(config: Any, tests: Path, cores: int) -> int:
+def parallel_workers(config: Any, tests: Path, cores: int, memory: int | None = None) -> int:
     """How many xdist workers the default run starts by itself (0: serial as asked).
 
     Parallel only when nothing says otherwise: not the full run, xdist loaded (not
     ``-p no:xdist``), no xdist option of the user's own (``-n``, ``--dist``, ``--tx``,
     ``-d``), not an xdist worker, no ``--pdb``, not ``--collect-only``, a session of this
     repository's ``tests`` (not a pytester session inside a test), and no test file or
-    node ID named (a run of a few files starts faster serially); at least two cores.
+    node ID named (a run of a few files starts faster serially); at least two cores and,
+    when ``memory`` (bytes) is known, ``WORKER_MEMORY`` for each worker.
     ``-n auto`` or ``-n 0`` chooses explicitly."""
     option = config.option
     if full_requested(config) or not config.pluginmanager.has_plugin("xdist"):
@@ -81,7 +85,21 @@ def parallel_workers(config: Any, tests: Path, cores: int) -> int:
     here = Path(config.invocation_params.dir)
     if any(not (here / str(arg).split("::")[0]).is_dir() for arg in config.args):
         return 0
-    return min(cores, MAX_WORKERS) if cores >= 2 else 0
+    workers = min(cores, MAX_WORKERS, memory // WORKER_MEMORY if memory else MAX_WORKERS)
+    return workers if workers >= 2 else 0
+
+
+def machine() -> tuple[int, int | None]:
+    """The cores this process may use, and the machine's memory in bytes (None: unknown)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # Windows
+        memory = None
+    return cores, memory
 
 
 def default_examples(own: int) -> int:

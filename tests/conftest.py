@@ -33,18 +33,11 @@ def pytest_cmdline_main(config):
     same as the contributor typing ``-n N --dist loadfile``. ``loadfile``: the tests of a file
     stay on one worker, so a module fixture (a gateway over the stub engine) starts once, as
     in a serial run. Without xdist, with ``-p no:xdist`` or ``-n 0``, the run is serial."""
-    workers = budget.parallel_workers(config, Path(__file__).resolve().parent, _cores())
+    workers = budget.parallel_workers(config, Path(__file__).resolve().parent, *budget.machine())
     if workers:
         config.option.numprocesses = workers
         config.option.dist = "loadfile"
     return (yield)
-
-
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def pytest_configure(config):

@@ -146,9 +146,15 @@ def test_parallel_workers_only_for_a_whole_default_run(tmp_path, monkeypatch):
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.delenv(budget.FULL_ENV, raising=False)
     tests = tmp_path / "tests"
-    workers = lambda *args, cores=2, **kwargs: budget.parallel_workers(_config(tmp_path, *args, **kwargs), tests, cores)
+    workers = lambda *args, cores=2, memory=None, **kwargs: budget.parallel_workers(_config(tmp_path, *args, **kwargs),
+                                                                                   tests, cores, memory)
     assert workers() == 2 and workers(".") == 2 and workers(cores=64) == budget.MAX_WORKERS
     assert workers(cores=1) == 0
+    gb = 1 << 30
+    assert workers(cores=8, memory=64 * gb) == budget.MAX_WORKERS and workers(cores=8, memory=12 * gb) == 3
+    assert workers(memory=6 * gb) == 0  # one worker's worth: serial
+    cores, memory = budget.machine()
+    assert cores >= 1 and (memory is None or memory > gb)
     assert workers(full=True) == 0
     assert workers(plugins=()) == 0  # -p no:xdist, or xdist not installed
     assert workers(numprocesses=0) == 0 and workers(numprocesses=3) == 0  # the user's own -n
