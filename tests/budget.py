@@ -22,11 +22,17 @@ the deselected items are reported as deselected):
   before any test module is imported, so decorators inherit them). The default run cuts each
   property test's ``max_examples`` to :func:`default_examples` of it; the full run keeps the
   number the test asks for.
+
+The default run is also spread over the machine's cores with pytest-xdist when it is
+installed (the ``test`` extra has it) and the run was asked for whole: :func:`parallel_workers`
+decides, ``conftest.py`` applies it. The full run stays serial: its module fixtures start
+engine servers, one at a time on a shared machine.
 """
 from __future__ import annotations
 
 import os
 import zlib
+from pathlib import Path
 from typing import Any
 
 from hypothesis import settings
@@ -42,12 +48,58 @@ FULL_ENV = "TOKENPARSE_FULL_TESTS"
 #: whether this run is the full run (conftest sets it before any test module is imported)
 FULL = False
 
+#: the most workers the default run starts by itself (each collects the whole suite and builds its
+#: own session fixtures: more than this gains little)
+MAX_WORKERS = 4
+#: memory a worker may reach (its own tokenizers, the memory-bound checks): measured peak RSS
+#: ~4.2 GB with 2 workers, 5.3 GB in a serial run; the default run starts no more workers than fit
+WORKER_MEMORY = 4 << 30
+
 #: the default run cuts a response at most this many ways (:func:`split_points`)
 DEFAULT_SPLITS = 16
 
 
 def full_requested(config: Any) -> bool:
     return bool(config.getoption("--full")) or os.environ.get(FULL_ENV) == "1"
+
+
+def parallel_workers(config: Any, tests: Path, cores: int, memory: int | None = None) -> int:
+    """How many xdist workers the default run starts by itself (0: serial as asked).
+
+    Parallel only when nothing says otherwise: not the full run, xdist loaded (not
+    ``-p no:xdist``), no xdist option of the user's own (``-n``, ``--dist``, ``--tx``,
+    ``-d``), not an xdist worker, no ``--pdb``, not ``--collect-only``, a session of this
+    repository's ``tests`` (not a pytester session inside a test), and no test file or
+    node ID named (a run of a few files starts faster serially); at least two cores and,
+    when ``memory`` (bytes) is known, ``WORKER_MEMORY`` for each worker.
+    ``-n auto`` or ``-n 0`` chooses explicitly."""
+    option = config.option
+    if full_requested(config) or not config.pluginmanager.has_plugin("xdist"):
+        return 0
+    if hasattr(config, "workerinput") or os.environ.get("PYTEST_XDIST_WORKER"):
+        return 0
+    if option.numprocesses is not None or option.dist != "no" or option.tx or option.distload:
+        return 0
+    if option.usepdb or option.collectonly or Path(config.rootpath) != tests.parent:
+        return 0
+    here = Path(config.invocation_params.dir)
+    if any(not (here / str(arg).split("::")[0]).is_dir() for arg in config.args):
+        return 0
+    workers = min(cores, MAX_WORKERS, memory // WORKER_MEMORY if memory else MAX_WORKERS)
+    return workers if workers >= 2 else 0
+
+
+def machine() -> tuple[int, int | None]:
+    """The cores this process may use, and the machine's memory in bytes (None: unknown)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):  # Windows
+        memory = None
+    return cores, memory
 
 
 def default_examples(own: int) -> int:

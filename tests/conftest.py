@@ -1,5 +1,7 @@
 import os
 import sys
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -19,6 +21,23 @@ def pytest_addoption(parser):
     parser.addoption("--full", action="store_true", default=False,
                      help="the full run (CI): also the engine tests (vLLM, transformers, Ray, verl), the tests "
                           "marked slow, every sweep whole and every property test's own example count")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config):
+    """The default run spreads itself over the cores (budget.parallel_workers says when).
+
+    pytest-xdist reads its options in its own ``pytest_cmdline_main`` (``-n`` becomes
+    ``--tx popen`` times N) and starts its controller in ``pytest_configure``; this wrapper
+    runs before that hook implementation, so setting ``numprocesses`` and ``dist`` here is the
+    same as the contributor typing ``-n N --dist loadfile``. ``loadfile``: the tests of a file
+    stay on one worker, so a module fixture (a gateway over the stub engine) starts once, as
+    in a serial run. Without xdist, with ``-p no:xdist`` or ``-n 0``, the run is serial."""
+    workers = budget.parallel_workers(config, Path(__file__).resolve().parent, *budget.machine())
+    if workers:
+        config.option.numprocesses = workers
+        config.option.dist = "loadfile"
+    return (yield)
 
 
 def pytest_configure(config):
@@ -66,6 +85,26 @@ def pytest_collection_modifyitems(config, items):
                                     "keep one (mark fewer tests slow)")
     config.hook.pytest_deselected(items=out)
     items[:] = kept
+
+
+def pytest_deselected(items):
+    """An xdist worker: the deselected tests (by the budget, -k or -m) go to the controller,
+    which reports them (below)."""
+    config = getattr(items[0], "config", None) if items else None
+    if hasattr(config, "workeroutput"):
+        config.workeroutput.setdefault("tokenparse_deselected", []).extend(item.nodeid for item in items)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The xdist controller: the deselected tests are reported as in a serial run. Each
+    worker collects and deselects the same tests; the first worker down reports them."""
+    config = node.config
+    deselected = getattr(node, "workeroutput", {}).get("tokenparse_deselected")
+    if deselected and not getattr(config, "_tokenparse_deselected_reported", False):
+        config._tokenparse_deselected_reported = True
+        # stand-ins for the worker's items: the terminal counts them, plugins read their attributes
+        config.hook.pytest_deselected(items=[SimpleNamespace(nodeid=nodeid) for nodeid in deselected])
 
 
 @pytest.fixture(scope="session")

@@ -119,3 +119,50 @@ def test_split_points_spread_over_the_response(monkeypatch):
     assert max(b - a for a, b in zip(points, points[1:])) <= 500 // (budget.DEFAULT_SPLITS - 2)
     monkeypatch.setattr(budget, "FULL", True)
     assert list(budget.split_points(500)) == list(range(1, 500))
+
+
+class _Plugins:
+    def __init__(self, names):
+        self.names = names
+
+    def has_plugin(self, name):
+        return name in self.names
+
+
+def _config(tmp_path, *args, plugins=("xdist",), rootpath=None, **options):
+    from types import SimpleNamespace
+
+    (tmp_path / "tests").mkdir(exist_ok=True)
+    (tmp_path / "tests" / "test_x.py").touch()
+    option = {"numprocesses": None, "dist": "no", "tx": [], "distload": False, "usepdb": False,
+              "collectonly": False, "full": False, **options}
+    return SimpleNamespace(option=SimpleNamespace(**option), args=list(args) or ["tests"],
+                           pluginmanager=_Plugins(plugins), rootpath=rootpath or tmp_path,
+                           invocation_params=SimpleNamespace(dir=tmp_path),
+                           getoption=lambda name: option[name.lstrip("-")])
+
+
+def test_parallel_workers_only_for_a_whole_default_run(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.delenv(budget.FULL_ENV, raising=False)
+    tests = tmp_path / "tests"
+    workers = lambda *args, cores=2, memory=None, **kwargs: budget.parallel_workers(_config(tmp_path, *args, **kwargs),
+                                                                                   tests, cores, memory)
+    assert workers() == 2 and workers(".") == 2 and workers(cores=64) == budget.MAX_WORKERS
+    assert workers(cores=1) == 0
+    gb = 1 << 30
+    assert workers(cores=8, memory=64 * gb) == budget.MAX_WORKERS and workers(cores=8, memory=12 * gb) == 3
+    assert workers(memory=6 * gb) == 0  # one worker's worth: serial
+    cores, memory = budget.machine()
+    assert cores >= 1 and (memory is None or memory > gb)
+    assert workers(full=True) == 0
+    assert workers(plugins=()) == 0  # -p no:xdist, or xdist not installed
+    assert workers(numprocesses=0) == 0 and workers(numprocesses=3) == 0  # the user's own -n
+    assert workers(dist="loadscope") == 0 and workers(tx=["popen"]) == 0 and workers(distload=True) == 0
+    assert workers(usepdb=True) == 0 and workers(collectonly=True) == 0
+    assert workers("tests/test_x.py") == 0 and workers("tests/test_x.py::test_y") == 0  # files named
+    assert workers(rootpath=tmp_path / "elsewhere") == 0  # a pytester session inside a test
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw0")
+    assert workers() == 0
+    monkeypatch.setenv(budget.FULL_ENV, "1")
+    assert workers() == 0
