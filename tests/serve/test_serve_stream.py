@@ -5,6 +5,7 @@ what the test says), on 127.0.0.1, and records the requests and connections it s
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 
 import pytest
@@ -76,6 +77,17 @@ def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 30))
 
 
+@contextlib.asynccontextmanager
+async def client_of(script: Script, prefix: str = ""):
+    """``script`` serving on 127.0.0.1, and a client of it (closed at the end)."""
+    async with script as url:
+        client = EventStreamClient(url + prefix)
+        try:
+            yield client
+        finally:
+            client.close()
+
+
 def split_at(data: bytes, cuts: list[int]) -> list[bytes]:
     points = [0, *sorted(set(cuts)), len(data)]
     return [data[a:b] for a, b in zip(points, points[1:]) if b > a]
@@ -91,12 +103,8 @@ def test_chunked_answer_cut_anywhere_gives_the_same_events(seed):
     pieces = split_at(wire, rng.sample(range(1, len(wire)), 12))
 
     async def main():
-        async with Script(lambda n: pieces, pause=0.003) as url:
-            client = EventStreamClient(url)
-            try:
-                return await collect(client)
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: pieces, pause=0.003)) as client:
+            return await collect(client)
 
     assert run(main()) == EVENTS
 
@@ -111,12 +119,8 @@ def test_every_framing_ends_the_stream():
     ]
 
     async def main(pieces, close_after):
-        async with Script(lambda n: pieces, close_after=close_after) as url:
-            client = EventStreamClient(url)
-            try:
-                return await collect(client)
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: pieces, close_after=close_after)) as client:
+            return await collect(client)
 
     for i, pieces in enumerate(answers):
         assert run(main(pieces, close_after=i == 2)) == EVENTS, i
@@ -128,13 +132,9 @@ def test_one_batch_per_read():
     rest = b"".join(b"data: " + e + b"\n\n" for e in EVENTS[3:]) + b"data: [DONE]\n\n"
 
     async def main():
-        async with Script(lambda n: [HEAD_CHUNKED, b"%x\r\n%s\r\n" % (len(first), first),
-                                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(rest), rest)], pause=0.05) as url:
-            client = EventStreamClient(url)
-            try:
-                return [b async for b in client.post_batches("/x", {}, timeout=5)]
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: [HEAD_CHUNKED, b"%x\r\n%s\r\n" % (len(first), first),
+                                     b"%x\r\n%s\r\n0\r\n\r\n" % (len(rest), rest)], pause=0.05)) as client:
+            return [b async for b in client.post_batches("/x", {}, timeout=5)]
 
     assert run(main()) == [EVENTS[:3], EVENTS[3:]]
 
@@ -142,23 +142,16 @@ def test_one_batch_per_read():
 def test_request_bytes_and_keep_alive_reuse():
     """The request is a well-formed POST with the JSON body and the headers; a second
     request reuses the connection (the answer was read to its end, after [DONE] too)."""
-    script_holder = {}
+    script = Script(lambda n: [HEAD_CHUNKED, chunked(SSE[:40], SSE[40:])])
 
     async def wrapped():
-        s = Script(lambda n: [HEAD_CHUNKED, chunked(SSE[:40], SSE[40:])])
-        script_holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url + "/prefix/")
-            try:
-                first = await collect(client, headers={"Authorization": "Bearer k"})
-                await asyncio.sleep(0.05)
-                second = await collect(client)
-            finally:
-                client.close()
+        async with client_of(script, "/prefix/") as client:
+            first = await collect(client, headers={"Authorization": "Bearer k"})
+            await asyncio.sleep(0.05)
+            second = await collect(client)
             return first, second
 
     first, second = run(wrapped())
-    script = script_holder["s"]
     assert first == second == EVENTS
     assert script.connections == 1, "the second request must reuse the pooled connection"
     head, _, body = script.requests[0].partition(b"\r\n\r\n")
@@ -171,41 +164,29 @@ def test_request_bytes_and_keep_alive_reuse():
 def test_a_pooled_connection_the_server_closed_is_replaced():
     """The server answers with keep-alive and then closes the idle connection: the next
     request goes on a new connection and succeeds."""
-    holder = {}
+    s = Script(lambda n: [HEAD_CHUNKED, chunked(SSE)], close_after=True)
 
     async def main():
-        s = Script(lambda n: [HEAD_CHUNKED, chunked(SSE)], close_after=True)
-        holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url)
-            try:
-                first = await collect(client)
-                await asyncio.sleep(0.05)
-                return first, await collect(client)
-            finally:
-                client.close()
+        async with client_of(s) as client:
+            first = await collect(client)
+            await asyncio.sleep(0.05)
+            return first, await collect(client)
 
     first, second = run(main())
-    assert first == second == EVENTS and holder["s"].connections == 2
+    assert first == second == EVENTS and s.connections == 2
 
 
 def test_idle_connections_expire(monkeypatch):
     monkeypatch.setattr(_stream, "IDLE_SECONDS", 0.05)
-    holder = {}
+    s = Script(lambda n: [HEAD_CHUNKED, chunked(SSE)])
 
     async def main():
-        s = Script(lambda n: [HEAD_CHUNKED, chunked(SSE)])
-        holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url)
-            try:
-                await collect(client)
-                await asyncio.sleep(0.2)
-                return await collect(client)
-            finally:
-                client.close()
+        async with client_of(s) as client:
+            await collect(client)
+            await asyncio.sleep(0.2)
+            return await collect(client)
 
-    assert run(main()) == EVENTS and holder["s"].connections == 2
+    assert run(main()) == EVENTS and s.connections == 2
 
 
 @pytest.mark.parametrize("status, retryable", [(500, True), (400, False), (404, False)])
@@ -213,14 +194,10 @@ def test_error_status_is_quoted(status, retryable):
     body = b'{"error": {"message": "no such model"}}'
 
     async def main():
-        async with Script(lambda n: [b"HTTP/1.1 %d Err\r\ncontent-length: %d\r\n\r\n" % (status, len(body)), body]) as url:
-            client = EventStreamClient(url)
-            try:
-                with pytest.raises(UpstreamError) as info:
-                    await collect(client)
-                return info.value
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: [b"HTTP/1.1 %d Err\r\ncontent-length: %d\r\n\r\n" % (status, len(body)), body])) as client:
+            with pytest.raises(UpstreamError) as info:
+                await collect(client)
+            return info.value
 
     error = run(main())
     assert error.status == status and error.retryable is retryable
@@ -250,14 +227,10 @@ def test_unreachable_upstream():
 ])
 def test_broken_answers_are_typed_errors(pieces, message):
     async def main():
-        async with Script(lambda n: pieces, close_after=True) as url:
-            client = EventStreamClient(url)
-            try:
-                with pytest.raises(UpstreamError, match=message) as info:
-                    await collect(client)
-                return info.value
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: pieces, close_after=True)) as client:
+            with pytest.raises(UpstreamError, match=message) as info:
+                await collect(client)
+            return info.value
 
     assert run(main()).retryable in (True, False)
 
@@ -267,13 +240,9 @@ def test_a_line_over_the_cap_is_an_error(monkeypatch):
     long = b"data: " + b"x" * 200
 
     async def main():
-        async with Script(lambda n: [HEAD_CHUNKED, b"%x\r\n%s\r\n" % (len(long), long)]) as url:
-            client = EventStreamClient(url)
-            try:
-                with pytest.raises(UpstreamError, match="longer than 64 bytes"):
-                    await collect(client)
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: [HEAD_CHUNKED, b"%x\r\n%s\r\n" % (len(long), long)])) as client:
+            with pytest.raises(UpstreamError, match="longer than 64 bytes"):
+                await collect(client)
 
     run(main())
 
@@ -281,23 +250,17 @@ def test_a_line_over_the_cap_is_an_error(monkeypatch):
 def test_leaving_early_closes_the_connection():
     """A reader that stops after the first event (the client went away) closes the
     connection while the engine is still writing: the engine sees it closed."""
-    holder = {}
+    event = b"data: %d\n\n"
+    many = [HEAD_CHUNKED] + [b"%x\r\n%s\r\n" % (len(event % i), event % i) for i in range(400)]
+    s = Script(lambda n: many, pause=0.01)
 
     async def main():
-        event = b"data: %d\n\n"
-        many = [HEAD_CHUNKED] + [b"%x\r\n%s\r\n" % (len(event % i), event % i) for i in range(400)]
-        s = Script(lambda n: many, pause=0.01)
-        holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url)
-            try:
-                events = post_events(client, "/x", {}, timeout=5)
-                first = await anext(events)
-                await events.aclose()
-                await asyncio.wait_for(s.closed_by_client.wait(), 5)
-                return first
-            finally:
-                client.close()
+        async with client_of(s) as client:
+            events = post_events(client, "/x", {}, timeout=5)
+            first = await anext(events)
+            await events.aclose()
+            await asyncio.wait_for(s.closed_by_client.wait(), 5)
+            return first
 
     assert run(main()) == b"0"
 
@@ -318,56 +281,40 @@ def test_a_pooled_connection_closed_as_the_request_arrives_is_retried_once():
     """The race of a server closing an idle keep-alive connection just as a request goes out
     on it: no byte of an answer came, so the request is sent once more on a new connection.
     A new connection that fails the same way is not retried (the error is the caller's)."""
-    holder = {}
+    s = Script(lambda n: None if n == 1 else [HEAD_CHUNKED, chunked(SSE)])
 
     async def main():
-        s = Script(lambda n: None if n == 1 else [HEAD_CHUNKED, chunked(SSE)])
-        holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url)
-            try:
-                first = await collect(client)
-                second = await collect(client)
-            finally:
-                client.close()
+        async with client_of(s) as client:
+            first = await collect(client)
+            second = await collect(client)
         s2 = Script(lambda n: None)
-        async with s2 as url:
-            client = EventStreamClient(url)
-            try:
-                with pytest.raises(UpstreamError, match="closed the connection before the end"):
-                    await collect(client)
-            finally:
-                client.close()
+        async with client_of(s2) as client:
+            with pytest.raises(UpstreamError, match="closed the connection before the end"):
+                await collect(client)
         return first, second, len(s2.requests)
 
     first, second, fresh_attempts = run(main())
     assert first == second == EVENTS
-    assert holder["s"].connections == 2 and len(holder["s"].requests) == 3
+    assert s.connections == 2 and len(s.requests) == 3
     assert fresh_attempts == 1
 
 
 def test_done_before_the_last_chunk_still_pools_the_connection():
     """vLLM writes ``data: [DONE]`` and the answer's closing chunk separately: the reader is
     done at [DONE]; the connection goes back to the pool when the closing chunk arrives."""
-    holder = {}
     body = chunked(SSE)
     last = b"0\r\n\r\n"
     assert body.endswith(last)
+    s = Script(lambda n: [HEAD_CHUNKED, body[:-len(last)], last], pause=0.05)
 
     async def main():
-        s = Script(lambda n: [HEAD_CHUNKED, body[:-len(last)], last], pause=0.05)
-        holder["s"] = s
-        async with s as url:
-            client = EventStreamClient(url)
-            try:
-                first = await collect(client)
-                await asyncio.sleep(0.2)
-                return first, await collect(client)
-            finally:
-                client.close()
+        async with client_of(s) as client:
+            first = await collect(client)
+            await asyncio.sleep(0.2)
+            return first, await collect(client)
 
     first, second = run(main())
-    assert first == second == EVENTS and holder["s"].connections == 1
+    assert first == second == EVENTS and s.connections == 1
 
 
 def test_a_slow_reader_stops_the_reading(monkeypatch):
@@ -387,16 +334,12 @@ def test_a_slow_reader_stops_the_reading(monkeypatch):
     pieces = [HEAD_CHUNKED] + [b"%x\r\n%s\r\n" % (len(event % i), event % i) for i in range(300)] + [b"0\r\n\r\n"]
 
     async def main():
-        async with Script(lambda n: pieces, pause=0.0005) as url:
-            client = EventStreamClient(url)
-            try:
-                got = []
-                async for batch in client.post_batches("/x", {}, timeout=10):
-                    got += batch
-                    await asyncio.sleep(0.01)  # slower than the engine
-                return got
-            finally:
-                client.close()
+        async with client_of(Script(lambda n: pieces, pause=0.0005)) as client:
+            got = []
+            async for batch in client.post_batches("/x", {}, timeout=10):
+                got += batch
+                await asyncio.sleep(0.01)  # slower than the engine
+            return got
 
     got = run(main())
     assert got == [b"%d" % i for i in range(300)]
