@@ -201,7 +201,9 @@ def test_client_disconnect_aborts_the_engine_request(engine):
                  b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
     received = b""
     while received.count(b"data: ") < 5:
-        received += sock.recv(65536)
+        chunk = sock.recv(65536)
+        assert chunk, f"the gateway closed the stream after {received[-2000:]!r}"
+        received += chunk
     assert _metric(server, "vllm:num_requests_running") >= 1
     sock.close()
     deadline = time.monotonic() + 30

@@ -1,12 +1,12 @@
 """The HTTP pieces the upstream classes share: one streamed POST read as server-sent events, one GET.
 
-:func:`post_event_batches` (the stream, on :mod:`._stream`'s own connections) maps every
+:meth:`~._stream.EventStreamClient.post_batches` (the stream, on the gateway's own connections) maps every
 transport failure to :class:`~tokenparse.serve.upstreams.base.UpstreamError` (refused
 connection: 502-class, error status: the engine's status and message, no data for
 ``timeout`` seconds: a timeout), and yields, per network read, the ``data:`` payloads of the
 events that read completed (so that the engine steps of one read become one parser step
-and one write to the client). It stops at ``[DONE]``. :func:`post_events` yields the same
-one event at a time. Leaving either early (the client went away) closes the connection;
+and one write to the client). It stops at ``[DONE]``. :func:`post_events` here yields the
+same one event at a time. Leaving either early (the client went away) closes the connection;
 the engines abort a request whose connection closed.
 
 :func:`get_ok` (health checks) and the other non-streamed requests use aiohttp.
@@ -18,12 +18,10 @@ from typing import Any, AsyncGenerator
 import aiohttp
 import orjson
 
-from ._connection import MAX_LINE
 from ._stream import EventStreamClient
 from .base import UpstreamError
 
-__all__ = ["post_events", "post_event_batches", "get_ok", "MAX_LINE", "loads"]
-
+__all__ = ["post_events", "get_ok", "loads"]
 
 
 def loads(data: bytes) -> Any:
@@ -31,13 +29,6 @@ def loads(data: bytes) -> Any:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise UpstreamError(f"upstream sent an event that is not JSON: {data[:200]!r}") from exc
-
-
-def post_event_batches(client: EventStreamClient, path: str, body: dict[str, Any], *, timeout: float,
-                       headers: dict[str, str] | None = None, sse: bool = True) -> AsyncGenerator[list[bytes], None]:
-    """POST ``body`` as JSON to ``path``; yield, per network read, the data of the events it
-    completed (:meth:`EventStreamClient.post_batches`)."""
-    return client.post_batches(path, body, timeout=timeout, headers=headers, sse=sse)
 
 
 async def post_events(client: EventStreamClient, path: str, body: dict[str, Any], *, timeout: float,

@@ -23,7 +23,7 @@ from typing import Any, AsyncGenerator, AsyncIterator, Callable, ClassVar
 import aiohttp
 import orjson
 
-from ._http import get_ok, loads, post_event_batches
+from ._http import get_ok, loads
 from .base import GenerateRequest, Grammar, Step, TokenLogprob, Upstream, UpstreamError
 
 __all__ = [
@@ -141,8 +141,8 @@ class VllmCompletions(Upstream):
 
     async def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         limit = await self.max_model_len() if request.max_tokens is None else None
-        batches = post_event_batches(self.streams, self.path, completion_body(request, self.model, limit),
-                                     timeout=self.timeout, headers=self.headers())
+        batches = self.streams.post_batches(self.path, completion_body(request, self.model, limit),
+                                            timeout=self.timeout, headers=self.headers())
         reader = ChoiceReader(token_logprobs if request.logprobs is not None else None)
         try:  # the reading loop of choice_steps, inlined: one async generator less per step
             async for batch in batches:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, AsyncIterator, ClassVar
 
-from ._http import get_ok, post_event_batches
+from ._http import get_ok
 from .base import GenerateRequest, Step, TokenLogprob, Upstream, UpstreamError
 from .vllm import banned_bias, choice_steps, structured_outputs
 
@@ -75,8 +75,8 @@ class VllmTokens(Upstream):
 
     def generate(self, request: GenerateRequest) -> AsyncIterator[Step]:
         # choice_steps itself is the iterator (no generator of ours around it): one layer per step
-        batches = post_event_batches(self.streams, self.path, generate_body(request, self.model),
-                                     timeout=self.timeout, headers=self.headers())
+        batches = self.streams.post_batches(self.path, generate_body(request, self.model),
+                                            timeout=self.timeout, headers=self.headers())
         return choice_steps(batches, generate_logprobs if request.logprobs is not None else None)
 
     async def health(self) -> bool:
